@@ -1,0 +1,30 @@
+/* What the bake step generates (et_model.gen.c): programs, their methods, op tables and memory. */
+#ifndef ET_BAKED_H
+#define ET_BAKED_H
+#include "et_runtime.h"
+
+typedef struct et_baked_method {
+  const char *name;
+  const et_kernel_fn *ops;
+  uint32_t n_ops;
+  uint8_t *const *arenas;        /* by mem_id, [0] unused */
+  const uint32_t *arena_sizes;
+  uint32_t n_arenas;
+  uint8_t *pool;
+  uint32_t pool_size;
+  et_method *state;              /* storage for the loaded method */
+} et_baked_method;
+
+typedef struct et_baked_program {
+  const uint8_t *blob;
+  uint32_t size;
+  const et_baked_method *methods;
+  uint32_t n_methods;
+  et_program *state;
+} et_baked_program;
+
+extern const et_baked_program et_baked_programs[];
+extern const uint32_t et_baked_n_programs;
+extern const float et_baked_atol, et_baked_rtol;
+
+#endif

@@ -1,0 +1,278 @@
+"""Bake: fit one or more programs to a board and render the C that carries them.
+
+From each .pte/.bpte: the op table (only kernels the program uses), the planned arenas and the exact
+method pool (a C expression over the runtime's own struct sizes), and the model bytes unchanged,
+aligned, in the model section. Checks before anything compiles: every operator has a kernel, every
+delegate has a backend, and arenas/pools/model fit the board's regions."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import fbs, kernels
+from .errors import BakeError, MissingOperators, PlanDoesNotFit
+from .pte import ProgramInfo, read_program
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME_DIR = ROOT / "firmware" / "runtime"
+BLOB_ALIGN = 64      # bundled programs need their embedded .pte 32-aligned (force_align), constants 16
+BACKENDS_WITH_DRIVER = {"EthosUBackend": "ethosu_driver"}
+
+
+@dataclass
+class BakeResult:
+    generated: list[Path]
+    sources: list[Path]
+    include_dirs: list[Path]
+    defines: dict
+    sections: dict
+    report: dict
+    depends: list[Path] = field(default_factory=list)   # files the generated C includes by .incbin
+    programs: list[ProgramInfo] = field(default_factory=list)
+
+
+def _ptr_bytes(board) -> int:
+    return int(getattr(board, "pointer_bytes", 4) or 4)
+
+
+def struct_sizes(ptr: int) -> dict:
+    """sizeof() of the runtime structs on a target with ptr-byte pointers (see et_runtime.h)."""
+    return {"et_value": 16, "et_tensor": 3 * ptr + 8, "et_string": 2 * ptr if ptr == 8 else 8,
+            "et_list": 2 * ptr if ptr == 8 else 8, "et_chain": 2 * ptr if ptr == 8 else 8,
+            "et_instr": 16 + 2 * ptr, "et_delegate": 2 * ptr}
+
+
+def _a8(n: int) -> int:
+    return (n + 7) & ~7
+
+
+def pool_bytes(counts, ptr: int) -> int:
+    """The pool et_method_load will use, for a target with ptr-byte pointers."""
+    s = struct_sizes(ptr)
+    total = _a8(counts.values * s["et_value"]) if counts.values else 0
+    total += counts.tensors * _a8(s["et_tensor"]) + counts.dims_bytes
+    total += counts.strings * _a8(s["et_string"]) + counts.lists * _a8(s["et_list"]) + counts.list_bytes
+    total += sum(c * _a8(n * ptr) for n, c in counts.ptr_arrays.items())
+    total += _a8(counts.chains * s["et_chain"]) if counts.chains else 0
+    total += sum(c * _a8(n * s["et_instr"]) for n, c in counts.instr_arrays.items())
+    total += _a8(counts.delegates * s["et_delegate"]) if counts.delegates else 0
+    return total
+
+
+def pool_expr(counts) -> str:
+    """The same sum as a C constant expression, so the compiler applies the real sizeof()s."""
+    t = []
+    if counts.values:
+        t.append(f"ET_A({counts.values}u*sizeof(et_value))")
+    if counts.tensors:
+        t.append(f"{counts.tensors}u*ET_A(sizeof(et_tensor))")
+    if counts.dims_bytes:
+        t.append(f"{counts.dims_bytes}u")
+    if counts.strings:
+        t.append(f"{counts.strings}u*ET_A(sizeof(et_string))")
+    if counts.lists:
+        t.append(f"{counts.lists}u*ET_A(sizeof(et_list))")
+    if counts.list_bytes:
+        t.append(f"{counts.list_bytes}u")
+    t += [f"{c}u*ET_A({n}u*sizeof(void*))" for n, c in sorted(counts.ptr_arrays.items())]
+    if counts.chains:
+        t.append(f"ET_A({counts.chains}u*sizeof(et_chain))")
+    t += [f"{c}u*ET_A({n}u*sizeof(et_instr))" for n, c in sorted(counts.instr_arrays.items())]
+    if counts.delegates:
+        t.append(f"ET_A({counts.delegates}u*sizeof(et_delegate))")
+    return "(" + " + ".join(t or ["8u"]) + ")"
+
+
+def _check_ops(progs: list[ProgramInfo]) -> dict[str, kernels.Kernel]:
+    cat = kernels.catalogue()
+    missing: dict[str, list[str]] = {}
+    for p in progs:
+        for m in p.methods:
+            for op in m.operators:
+                if op not in cat:
+                    missing.setdefault(op, []).append(f"{p.path.name}:{m.name}")
+    if missing:
+        raise MissingOperators(sorted(missing), where=missing)
+    return cat
+
+
+def _check_delegates(progs: list[ProgramInfo], opts: dict) -> set[str]:
+    needed = set()
+    for p in progs:
+        for m in p.methods:
+            for d in m.delegates:
+                opt = BACKENDS_WITH_DRIVER.get(d.backend)
+                if opt is None:
+                    raise BakeError(f"{p.path.name}: method '{m.name}' delegates to backend '{d.backend}', which "
+                                    f"etdeploy has no runtime for. Export for the CPU instead (portable or "
+                                    f"Cortex-M flow).")
+                if not opts.get(opt):
+                    raise BakeError(
+                        f"{p.path.name}: method '{m.name}' delegates {d.size} bytes to {d.backend} (the Ethos-U NPU). "
+                        f"This build has no NPU driver: pass {opt}=<path to Arm's ethos-u-core-driver> and run on "
+                        f"an FVP (QEMU has no NPU), or export the model for the CPU with the Cortex-M flow "
+                        f"(etdeploy export --board <b> --quantize).")
+                needed.add(d.backend)
+    return needed
+
+
+def _region_of(board, kind: str, opts: dict):
+    """(region name, size) for a placement kind, or (None, None) when the board does not say."""
+    name = None
+    if kind in ("arena", "pool") and opts.get("arena_region"):
+        name = opts["arena_region"]
+    place = getattr(board, "placement", None)
+    if name is None and place is not None:
+        name = place.get(kind) if isinstance(place, dict) else getattr(place, kind, None)
+    if name is None:
+        return None, None
+    for r in getattr(board, "regions", None) or getattr(board, "memory", None) or []:
+        if r.name == name:
+            return name, r.size
+    names = [r.name for r in getattr(board, "regions", None) or getattr(board, "memory", None) or []]
+    raise BakeError(f"region '{name}' (for {kind}) is not a memory region of board "
+                    f"'{getattr(board, 'name', '?')}'; regions: {', '.join(names)}")
+
+
+def _check_fit(progs: list[ProgramInfo], board, opts: dict, ptr: int) -> dict:
+    need: dict[str, list] = {}
+    def add(kind, what, n):
+        region, size = _region_of(board, kind, opts)
+        if region is None:
+            return
+        need.setdefault(region, [size, 0, []])
+        need[region][1] += n
+        need[region][2].append((what, n))
+    for i, p in enumerate(progs):
+        add("model", f"model {p.path.name}", len(p.data) + BLOB_ALIGN)
+        for m in p.methods:
+            for mid, sz in enumerate(m.arenas):
+                if mid and sz:
+                    add("arena", f"arena {p.path.name}:{m.name} mem_id {mid}", _a8(sz) + 16)
+            add("pool", f"method pool {p.path.name}:{m.name}", pool_bytes(m.counts, ptr) + 16)
+    for region, (size, total, items) in need.items():
+        if size is not None and total > size:
+            detail = ", ".join(f"{w} {n} B" for w, n in sorted(items, key=lambda x: -x[1])[:4])
+            raise PlanDoesNotFit(region, total, size, detail)
+    return {r: {"size": s, "need": t} for r, (s, t, _) in need.items()}
+
+
+def _c_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render_model(progs: list[ProgramInfo], cat: dict, blob_paths: list[Path], opts: dict) -> str:
+    out = ["/* Generated by etdeploy bake. Do not edit. */", '#include "et_baked.h"', ""]
+    syms = sorted({cat[op].symbol for p in progs for m in p.methods for op in m.operators})
+    out += [f"et_status {s}(et_kctx *, et_value *const *, uint32_t);" for s in syms]
+    for i, (p, blob) in enumerate(zip(progs, blob_paths)):
+        # The bytes go in unchanged by .incbin: no C array text, no copy at run time.
+        out += ["", f"/* {p.path.name}: {len(p.data)} bytes */",
+                "__asm__(",
+                f'  ".section .et_model.{i},\\"a\\"\\n"',
+                f'  ".balign {BLOB_ALIGN}\\n"',
+                f'  ".global et_model_blob_{i}\\n"',
+                f'  ".type et_model_blob_{i}, STT_OBJECT\\n"',
+                f'  "et_model_blob_{i}:\\n"',
+                f'  ".incbin \\"{blob.as_posix()}\\"\\n"',
+                f'  ".size et_model_blob_{i}, {len(p.data)}\\n"',
+                '  ".previous\\n");',
+                f"extern const uint8_t et_model_blob_{i}[];"]
+        for j, m in enumerate(p.methods):
+            tag = f"{i}_{j}"
+            ops = ", ".join(cat[op].symbol for op in m.operators) or "0"
+            out.append(f"static const et_kernel_fn et_ops_{tag}[] = {{{ops}}};")
+            arena_ptrs, arena_sizes = [], []
+            for mid, sz in enumerate(m.arenas):
+                if mid == 0 or sz == 0:
+                    arena_ptrs.append("0")
+                    arena_sizes.append("0u")
+                    continue
+                out.append(f'uint8_t et_arena_{tag}_{mid}[{sz}u] __attribute__((aligned(16), '
+                           f'section(".et_arena.{tag}_{mid}")));')
+                arena_ptrs.append(f"et_arena_{tag}_{mid}")
+                arena_sizes.append(f"{sz}u")
+            out.append(f"static uint8_t *const et_arenas_{tag}[] = {{{', '.join(arena_ptrs)}}};")
+            out.append(f"static const uint32_t et_arena_sizes_{tag}[] = {{{', '.join(arena_sizes)}}};")
+            out.append(f'uint8_t et_pool_{tag}[{pool_expr(m.counts)}] __attribute__((aligned(16), '
+                       f'section(".et_pool.{tag}")));')
+        out.append(f"static et_program et_prog_state_{i};")
+        out += [f"static et_method et_method_state_{i}_{j};" for j in range(len(p.methods))]
+        out.append(f"static const et_baked_method et_methods_{i}[] = {{")
+        for j, m in enumerate(p.methods):
+            tag = f"{i}_{j}"
+            out.append(f"  {{{_c_str(m.name)}, et_ops_{tag}, {len(m.operators)}u, et_arenas_{tag}, "
+                       f"et_arena_sizes_{tag}, {len(m.arenas)}u, et_pool_{tag}, sizeof(et_pool_{tag}), "
+                       f"&et_method_state_{tag}}},")
+        out.append("};")
+    out.append("")
+    out.append("const et_baked_program et_baked_programs[] = {")
+    for i, p in enumerate(progs):
+        out.append(f"  {{et_model_blob_{i}, {len(p.data)}u, et_methods_{i}, {len(p.methods)}u, &et_prog_state_{i}}},")
+    out.append("};")
+    out.append(f"const uint32_t et_baked_n_programs = {len(progs)}u;")
+    out.append(f"const float et_baked_atol = {float(opts.get('atol', 1e-5))!r}f;")
+    out.append(f"const float et_baked_rtol = {float(opts.get('rtol', 1e-5))!r}f;")
+    return "\n".join(out) + "\n"
+
+
+def write_if_changed(path: Path, text: str | bytes) -> Path:
+    data = text.encode() if isinstance(text, str) else text
+    if not path.exists() or path.read_bytes() != data:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return path
+
+
+def schema_headers(out_dir: Path) -> list[Path]:
+    return [write_if_changed(out_dir / "et_schema.gen.h", fbs.c_header(fbs.program_schema(), "ETFB")),
+            write_if_changed(out_dir / "et_bundled_schema.gen.h", fbs.c_header(fbs.bundled_schema(), "ETBP"))]
+
+
+def runtime_sources() -> list[Path]:
+    return sorted(RUNTIME_DIR.glob("*.c"))
+
+
+def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) -> BakeResult:
+    opts = dict(opts or {})
+    if not pte_paths:
+        raise BakeError("no program given: pass pte=<file.pte|file.bpte>[,more]")
+    progs = []
+    for p in pte_paths:
+        p = Path(p)
+        if not p.exists():
+            raise BakeError(f"program file not found: {p}")
+        progs.append(read_program(p))
+    cat = _check_ops(progs)
+    backends = _check_delegates(progs, opts)
+    ptr = _ptr_bytes(board)
+    fit = _check_fit(progs, board, opts, ptr)
+    out_dir = Path(out_dir)
+    gen = schema_headers(out_dir)
+    blobs = [write_if_changed(out_dir / f"model_{i}{p.path.suffix}", p.data) for i, p in enumerate(progs)]
+    gen.append(write_if_changed(out_dir / "et_model.gen.c", render_model(progs, cat, blobs, opts)))
+    ops = {op for p in progs for m in p.methods for op in m.operators}
+    defines = {}
+    if opts.get("inputs") == "link":
+        defines["ET_LINK_INPUTS"] = "1"
+    if opts.get("etdump") and str(opts["etdump"]) not in ("0", "off", "false"):
+        defines["ET_PROFILE"] = "1"
+        if str(opts["etdump"]) == "debug":
+            defines["ET_PROFILE_DEBUG"] = "1"
+    for b in backends:
+        defines[f"ET_WITH_{b.upper().replace('BACKEND', '')}"] = "1"
+    report = {
+        "programs": [{
+            "file": str(p.path), "bytes": len(p.data), "bundled": p.bundled, "constant_bytes": p.constant_bytes,
+            "test_cases": p.test_cases,
+            "methods": [{"name": m.name, "operators": m.operators, "instructions": m.instructions,
+                         "arenas": {str(i): s for i, s in enumerate(m.arenas) if i},
+                         "pool_bytes": pool_bytes(m.counts, ptr),
+                         "delegates": [d.__dict__ | {"compile_specs": sorted(d.compile_specs)} for d in m.delegates]}
+                        for m in p.methods]} for p in progs],
+        "fit": fit,
+    }
+    sections = {"model": _region_of(board, "model", opts)[0], "arena": _region_of(board, "arena", opts)[0],
+                "pool": _region_of(board, "pool", opts)[0]}
+    return BakeResult(gen, runtime_sources() + kernels.sources_for(ops), [RUNTIME_DIR, ROOT / "firmware" / "boards",
+                      ROOT / "firmware" / "kernels", out_dir], defines, sections, report, blobs, progs)

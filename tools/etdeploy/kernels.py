@@ -1,0 +1,42 @@
+"""The kernel catalogue: which operator each firmware kernel implements, read from the
+`ET_OP("ns::name.overload", symbol)` markers in firmware/kernels/*.c."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL_DIR = ROOT / "firmware" / "kernels"
+_MARK = re.compile(r'ET_OP\(\s*"([^"]+)"\s*,\s*(\w+)\s*\)')
+# Always compiled with any kernel: shared helpers and math.
+SUPPORT = ("kernel_util.c", "etmath.c")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    op: str          # "aten::add.out"
+    symbol: str
+    source: Path
+
+
+@lru_cache(maxsize=None)
+def _scan(stamp: tuple) -> dict[str, Kernel]:
+    table: dict[str, Kernel] = {}
+    for path in sorted(KERNEL_DIR.glob("*.c")):
+        for op, sym in _MARK.findall(path.read_text(errors="replace")):
+            table.setdefault(op, Kernel(op, sym, path))
+    return table
+
+
+def catalogue() -> dict[str, Kernel]:
+    files = sorted(KERNEL_DIR.glob("*.c"))
+    return _scan(tuple((str(p), p.stat().st_mtime_ns) for p in files))
+
+
+def sources_for(ops: set[str]) -> list[Path]:
+    cat = catalogue()
+    srcs = {cat[o].source for o in ops if o in cat}
+    srcs.update(KERNEL_DIR / s for s in SUPPORT if (KERNEL_DIR / s).exists())
+    return sorted(srcs)

@@ -1,0 +1,261 @@
+"""Reading .pte and .bpte files into a ProgramInfo: methods, inputs/outputs, planned arenas,
+operators, delegates and segments, plus the counts the method-pool formula needs.
+
+Only typed errors leave this module (BadProgram); the decoder checks every offset."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import fbs
+from .errors import BadProgram
+
+DTYPES = {0: ("uint8", 1), 1: ("int8", 1), 2: ("int16", 2), 3: ("int32", 4), 4: ("int64", 8),
+          5: ("float16", 2), 6: ("float32", 4), 7: ("float64", 8), 11: ("bool", 1), 12: ("qint8", 1),
+          13: ("quint8", 1), 14: ("qint32", 4), 15: ("bfloat16", 2), 27: ("uint16", 2),
+          28: ("uint32", 4), 29: ("uint64", 8)}
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    dtype: int
+    sizes: tuple[int, ...]
+    dim_order: tuple[int, ...]
+    mem_id: int | None          # planned arena, None for constants/unbound
+    offset: int
+    constant_index: int         # data_buffer_idx (0 = none)
+    dynamism: int
+
+    @property
+    def dtype_name(self) -> str:
+        return DTYPES.get(self.dtype, (f"dtype{self.dtype}", 0))[0]
+
+    @property
+    def nbytes(self) -> int:
+        n = DTYPES.get(self.dtype, ("", 0))[1]
+        for s in self.sizes:
+            n *= s
+        return n
+
+
+@dataclass(frozen=True)
+class DelegateInfo:
+    backend: str
+    location: str               # "inline" | "segment"
+    index: int
+    size: int
+    offset: int                 # where the payload starts in the file
+    compile_specs: dict
+
+
+@dataclass
+class PoolCounts:
+    """What et_method_load allocates, grouped so a C expression can size the pool exactly."""
+    values: int = 0
+    tensors: int = 0
+    dims_bytes: int = 0          # sum of ET_A(ndim*4)
+    strings: int = 0
+    lists: int = 0
+    list_bytes: int = 0          # sum of ET_A(n*8) / ET_A(n) for int/double/bool lists
+    ptr_arrays: dict = field(default_factory=dict)   # n -> count of ET_A(n*sizeof(void*))
+    chains: int = 0
+    instr_arrays: dict = field(default_factory=dict) # n -> count of ET_A(n*sizeof(et_instr))
+    delegates: int = 0
+
+
+@dataclass
+class MethodInfo:
+    name: str
+    operators: list[str]
+    inputs: list[object]         # TensorInfo or a scalar description
+    outputs: list[object]
+    arenas: list[int]            # non_const_buffer_sizes (index = mem_id, [0] = 0)
+    delegates: list[DelegateInfo]
+    instructions: int
+    kernel_calls: list[tuple[int, int]]   # (op index, nargs)
+    counts: PoolCounts
+    values: int
+
+
+@dataclass
+class ProgramInfo:
+    path: Path
+    data: bytes                  # the file as given (a .bpte stays a .bpte)
+    program_offset: int          # where the .pte starts inside data (0 unless bundled)
+    program_size: int
+    bundled: bool
+    version: int
+    methods: list[MethodInfo]
+    segments: list[tuple[int, int]]  # (absolute offset, size) in the program
+    constant_bytes: int
+    test_cases: dict             # method -> number of bundled test cases
+
+    def method(self, name: str) -> MethodInfo:
+        for m in self.methods:
+            if m.name == name:
+                return m
+        raise BadProgram(f"{self.path}: no method '{name}' (has {', '.join(m.name for m in self.methods)})")
+
+
+def _a8(n: int) -> int:
+    return (n + 7) & ~7
+
+
+def _tensor(t: dict) -> TensorInfo:
+    alloc = t.get("allocation_info")
+    sizes = tuple(t.get("sizes") or [])
+    dorder = t.get("dim_order")
+    dorder = tuple(dorder.tobytes()) if dorder is not None else tuple(range(len(sizes)))
+    mem_id, off = None, 0
+    if alloc:
+        mem_id = alloc["memory_id"]
+        off = alloc["memory_offset_low"] | (alloc["memory_offset_high"] << 32)
+    return TensorInfo(t["scalar_type"], sizes, dorder, mem_id, off, t.get("data_buffer_idx") or 0,
+                      t.get("shape_dynamism") or 0)
+
+
+def _describe(v: dict):
+    kind = v.get("val_type")
+    body = v.get("val")
+    if kind == "Tensor":
+        return _tensor(body)
+    if kind in ("Int", "Bool", "Double"):
+        return (kind, list(body.values())[1])
+    return (kind, None)
+
+
+def _method(plan: dict, path: Path) -> MethodInfo:
+    values = plan.get("values") or []
+    c = PoolCounts(values=len(values))
+    for v in values:
+        kind, body = v.get("val_type"), v.get("val")
+        if kind is None or kind == "Null":
+            continue
+        if body is None:
+            raise BadProgram(f"{path}: value of type {kind} has no body")
+        if kind == "Tensor":
+            c.tensors += 1
+            c.dims_bytes += _a8(4 * len(body.get("sizes") or []))
+        elif kind == "String":
+            c.strings += 1
+        elif kind in ("IntList", "DoubleList", "BoolList"):
+            c.lists += 1
+            n = len(body.get("items") or [])
+            c.list_bytes += _a8(n * (1 if kind == "BoolList" else 8))
+        elif kind in ("TensorList", "OptionalTensorList"):
+            c.lists += 1
+            n = len(body.get("items") or [])
+            if n:
+                c.ptr_arrays[n] = c.ptr_arrays.get(n, 0) + 1
+    ops = [f"{o.get('name') or ''}.{o.get('overload') or 'default'}" for o in plan.get("operators") or []]
+    chains = plan.get("chains") or []
+    c.chains = len(chains)
+    n_instr, kcalls = 0, []
+    for ch in chains:
+        ins = ch.get("instructions") or []
+        n_instr += len(ins)
+        if ins:
+            c.instr_arrays[len(ins)] = c.instr_arrays.get(len(ins), 0) + 1
+        for i in ins:
+            kind, body = i.get("instr_args_type"), i.get("instr_args") or {}
+            if kind in ("KernelCall", "DelegateCall"):
+                n = len(body.get("args") or [])
+                if n:
+                    c.ptr_arrays[n] = c.ptr_arrays.get(n, 0) + 1
+                if kind == "KernelCall":
+                    kcalls.append((body.get("op_index", 0), n))
+    inputs = [_describe(values[i]) for i in plan.get("inputs") or [] if 0 <= i < len(values)]
+    outputs = [_describe(values[i]) for i in plan.get("outputs") or [] if 0 <= i < len(values)]
+    c.delegates = len(plan.get("delegates") or [])
+    return MethodInfo(plan.get("name") or "", ops, inputs, outputs, list(plan.get("non_const_buffer_sizes") or [0]),
+                      [], n_instr, kcalls, c, len(values))
+
+
+def _delegates(prog: dict, plan: dict, base: int, seg_base: int, size: int) -> list[DelegateInfo]:
+    out = []
+    inline = prog.get("backend_delegate_data") or []
+    segs = prog.get("segments") or []
+    for d in plan.get("delegates") or []:
+        ref = d.get("processed") or {}
+        loc, idx = ref.get("location", 0), ref.get("index", 0)
+        specs = {cs.get("key"): (cs.get("value").tobytes() if cs.get("value") is not None else b"")
+                 for cs in d.get("compile_specs") or []}
+        if loc == 1:
+            if idx >= len(segs):
+                raise BadProgram(f"delegate {d.get('id')} refers to segment {idx} of {len(segs)}")
+            off, sz = seg_base + segs[idx]["offset"], segs[idx]["size"]
+        else:
+            if idx >= len(inline):
+                raise BadProgram(f"delegate {d.get('id')} refers to inline data {idx} of {len(inline)}")
+            span = inline[idx]["data"]
+            off, sz = span.offset, span.size
+        if off + sz > size:
+            raise BadProgram(f"delegate {d.get('id')} payload [{off}, {off + sz}) outside the file ({size} bytes)")
+        out.append(DelegateInfo(d.get("id") or "", "segment" if loc == 1 else "inline", idx, sz, base + off, specs))
+    return out
+
+
+def read_program(path: Path, data: bytes | None = None) -> ProgramInfo:
+    path = Path(path)
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise BadProgram(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        return _read(path, data)
+    except fbs.FlatbufferError as e:
+        raise BadProgram(f"{path}: malformed flatbuffer: {e}") from None
+    except (KeyError, TypeError, AttributeError, ValueError, struct.error, RecursionError) as e:
+        raise BadProgram(f"{path}: malformed program: {type(e).__name__}: {e}") from None
+
+
+def _read(path: Path, data: bytes) -> ProgramInfo:
+    if len(data) < 16:
+        raise BadProgram(f"{path}: {len(data)} bytes is too short to be a .pte or .bpte")
+    ident = data[4:8]
+    bundled, cases = False, {}
+    poff, pdata = 0, data
+    if ident == b"BP08":
+        bundled = True
+        root = fbs.Reader(fbs.bundled_schema(), data).root()
+        span = root.get("program")
+        if span is None or len(span) == 0:
+            raise BadProgram(f"{path}: bundled program holds no program")
+        poff = span.offset
+        pdata = data[poff:poff + span.size]
+        for s in root.get("method_test_suites") or []:
+            cases[s.get("method_name") or ""] = len(s.get("test_cases") or [])
+        ident = pdata[4:8]
+    if ident != b"ET12":
+        raise BadProgram(f"{path}: file identifier {ident!r} is not ET12 (executorch 1.5 .pte) or BP08 (.bpte)")
+    psize, seg_base = len(pdata), 0
+    if pdata[8:12] == b"eh00":
+        hlen, psize, seg_base = struct.unpack_from("<IQQ", pdata, 12)
+        if hlen < 24 or psize > len(pdata) or seg_base > len(pdata) or psize < 16:
+            raise BadProgram(f"{path}: extended header out of range (program {psize}, segments at {seg_base}, "
+                             f"file {len(pdata)})")
+    root = fbs.Reader(fbs.program_schema(), pdata, limit=psize).root()
+    plans = root.get("execution_plan") or []
+    if not plans:
+        raise BadProgram(f"{path}: program has no methods")
+    segs = [(seg_base + s["offset"], s["size"]) for s in root.get("segments") or []]
+    for off, sz in segs:
+        if off + sz > len(pdata):
+            raise BadProgram(f"{path}: segment [{off}, {off + sz}) lies beyond the end of the file ({len(pdata)})")
+    const_bytes = 0
+    cs = root.get("constant_segment")
+    if cs and cs.get("offsets") and segs:
+        if cs["segment_index"] >= len(segs):
+            raise BadProgram(f"{path}: constant segment index {cs['segment_index']} of {len(segs)} segments")
+        const_bytes = segs[cs["segment_index"]][1]
+    else:
+        const_bytes = sum(len(b.get("storage") or b"") for b in root.get("constant_buffer") or [])
+    methods = []
+    for plan in plans:
+        m = _method(plan, path)
+        m.delegates = _delegates(root, plan, poff, seg_base, len(pdata))
+        methods.append(m)
+    return ProgramInfo(path, data, poff, len(pdata), bundled, root.get("version") or 0, methods, segs,
+                       const_bytes, cases)
