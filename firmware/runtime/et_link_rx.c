@@ -33,6 +33,7 @@ static void content(rx *r, uint8_t b) {
     r->head[r->nhead++] = b;
     if (r->nhead == 1) r->f->type = b;
     if (r->f->type == ET_REC_INPUT) {
+      if (r->nhead == 3) r->head_need = 3 + 8;
       if (r->nhead == 3 + 8) {
         uint8_t nd = r->head[8];
         r->head_need = 3 + 8 + 4u * (nd > 16 ? 16 : nd);

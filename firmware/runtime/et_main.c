@@ -89,6 +89,7 @@ static et_status execute(et_method *m, uint64_t *cycles) {
   return st;
 }
 
+#ifndef ET_LINK_INPUTS
 static et_status run_method(uint32_t p, uint32_t mi, et_pool *pool, uint64_t load) {
   const et_baked_program *bp = &et_baked_programs[p];
   et_method *m = bp->methods[mi].state;
@@ -124,6 +125,8 @@ static et_status run_method(uint32_t p, uint32_t mi, et_pool *pool, uint64_t loa
   send_method(p, mi, m, pool, load, exec);
   return ET_OK;
 }
+
+#endif
 
 #ifdef ET_LINK_INPUTS
 static uint8_t *input_sink(const et_link_input *in, uint32_t *cap, void *user) {

@@ -251,6 +251,8 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
     gen = schema_headers(out_dir)
     blobs = [write_if_changed(out_dir / f"model_{i}{p.path.suffix}", p.data) for i, p in enumerate(progs)]
     gen.append(write_if_changed(out_dir / "et_model.gen.c", render_model(progs, cat, blobs, opts)))
+    # The runner reads this to name operators in errors and to compare with expected outputs.
+    write_if_changed(out_dir / "bake.json", __import__("json").dumps({"programs": [str(b) for b in blobs]}, indent=1))
     ops = {op for p in progs for m in p.methods for op in m.operators}
     defines = {}
     if opts.get("inputs") == "link":

@@ -175,8 +175,9 @@ def parse_record(r: Record) -> dict:
     p = r.payload
     try:
         if r.type == HELLO:
-            ver, nprog, _, hz = struct.unpack_from("<BBHI", p)
-            return {"kind": "hello", "version": ver, "programs": nprog, "cycles_hz": hz}
+            ver, nprog, flags, hz = struct.unpack_from("<BBHI", p)
+            return {"kind": "hello", "version": ver, "programs": nprog, "flags": flags, "cycles_hz": hz,
+                    "wants_inputs": bool(flags & 1)}
         if r.type == LOG:
             return {"kind": "log", "text": p.decode("utf-8", "replace")}
         if r.type == OUTPUT:

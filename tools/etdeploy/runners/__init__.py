@@ -1,0 +1,98 @@
+"""Run a built image wherever it can run and judge it: `run(board, elf, run_dir)`.
+
+A runner starts the target (runners/*.py), the link decodes what it says (link.py), the harness
+judges (harness.py) and results.py writes build/<board>/run/. The runner is picked from the
+board's data (emulator.kind), never from its name."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import harness, results
+from ..errors import EmulatorMissing, RunError
+from ..pte import read_program
+from .process import NativeRunner, QemuSemihostRunner, QemuUserRunner
+from .qemu import QemuSystemRunner
+
+RUNNERS = {"native": NativeRunner, "qemu-user": QemuUserRunner, "qemu-semihost": QemuSemihostRunner,
+           "qemu-system": QemuSystemRunner}
+try:
+    from .fvp import FvpRunner
+    RUNNERS["fvp"] = FvpRunner
+except ImportError:   # pragma: no cover
+    pass
+
+DEFAULT_TIMEOUT = 60.0
+
+
+def runner_for(board, log=None, prefer: str | None = None):
+    emu = getattr(board, "emulator", None)
+    kind = prefer or (getattr(emu, "kind", None) if emu is not None else None)
+    if not kind:
+        raise EmulatorMissing(f"board '{board.name}' has no way to run here (build only): flash it with "
+                              f"`etdeploy flash --board {board.name}`")
+    if kind not in RUNNERS:
+        raise RunError(f"board '{board.name}' names runner '{kind}'; known: {', '.join(sorted(RUNNERS))}")
+    return RUNNERS[kind](board, log=log)
+
+
+def _baked_programs(elf: Path):
+    for cand in [elf.parent / "bake.json", *elf.parent.glob("*/bake.json")]:
+        if cand.exists():
+            doc = json.loads(cand.read_text())
+            return [read_program(Path(p)) for p in doc.get("programs", [])]
+    return []
+
+
+def symbolizer(elf: Path):
+    """pc -> 'function+0xoff' from the ELF's symbol table."""
+    try:
+        from elftools.elf.elffile import ELFFile
+        with open(elf, "rb") as f:
+            e = ELFFile(f)
+            tab = e.get_section_by_name(".symtab")
+            funcs = sorted((s["st_value"] & ~1, s["st_size"], s.name) for s in tab.iter_symbols()
+                           if s["st_info"]["type"] == "STT_FUNC" and s.name) if tab else []
+    except (OSError, Exception):
+        funcs = []
+
+    def lookup(pc: int) -> str | None:
+        pc &= ~1
+        best = None
+        for start, size, name in funcs:
+            if start <= pc < start + max(size, 1):
+                best = f"{name}+0x{pc - start:x}"
+        return best
+    return lookup
+
+
+def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run: bool = False, log=print,
+        programs=None, runner: str | None = None, icount: bool = False):
+    elf = Path(elf)
+    timeout = float(timeout or DEFAULT_TIMEOUT)
+    r = runner_for(board, log=log, prefer=runner)
+    if dry_run:
+        argv = r.command(str(elf), port=0, icount=icount)
+        log(r.describe(argv))
+        return argv
+    if inputs is not None and not r.caps.link_rx:
+        raise RunError(f"board '{board.name}' ({r.name}) cannot receive inputs over its link: bake them in a .bpte")
+    if not elf.exists():
+        raise RunError(f"no image at {elf}: build it first (scons board={board.name} pte=...)")
+    programs = programs if programs is not None else _baked_programs(elf)
+    sess = r.start(str(elf), icount=icount)
+    try:
+        res = harness.drive(sess, timeout, inputs=inputs)
+    finally:
+        sess.close()
+
+    def op_name(p, m, op):
+        try:
+            return programs[p].methods[m].operators[op]
+        except (IndexError, TypeError):
+            return None
+    try:
+        harness.judge(res, timeout, describe_op=op_name, symbolize=symbolizer(elf))
+    finally:
+        results.write(res, Path(run_dir), programs, board=getattr(board, "name", ""))
+    return res
