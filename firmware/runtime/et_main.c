@@ -82,10 +82,18 @@ static et_status load_program(uint32_t p, uint32_t *pool_index, uint64_t *load_c
   return ET_OK;
 }
 
-static et_status execute(et_method *m, uint64_t *cycles) {
+static et_status execute(uint32_t p, uint32_t mi, et_method *m, uint64_t *cycles) {
+#ifdef ET_PROFILE
+  et_profile_run_begin(p, mi);
+#else
+  (void)p; (void)mi;
+#endif
   uint64_t a = bsp_cycles();
   et_status st = et_method_execute(m);
   *cycles += bsp_cycles() - a;
+#ifdef ET_PROFILE
+  et_profile_run_end(st);
+#endif
   return st;
 }
 
@@ -100,13 +108,13 @@ static et_status run_method(uint32_t p, uint32_t mi, et_pool *pool, uint64_t loa
   et_status st;
   if (ncases == 0) {
     st = et_method_fill_inputs_ones(m);
-    if (st == ET_OK) st = execute(m, &exec);
+    if (st == ET_OK) st = execute(p, mi, m, &exec);
     if (st != ET_OK) { send_error(st, p, mi, &m->err); return st; }
     send_outputs(p, mi, 0xFFFF, m);
   }
   for (uint32_t c = 0; c < ncases; c++) {
     st = et_bundle_set_inputs(bundle, suite, c, m);
-    if (st == ET_OK) st = execute(m, &exec);
+    if (st == ET_OK) st = execute(p, mi, m, &exec);
     if (st != ET_OK) { send_error(st, p, mi, &m->err); return st; }
     send_outputs(p, mi, c, m);
     float err; uint32_t bad;
@@ -158,7 +166,7 @@ static et_status serve(uint32_t *pool_of, uint64_t *loads) {
     }
     et_method *m = et_baked_programs[f.program].methods[f.method].state;
     uint64_t exec = 0;
-    et_status st = execute(m, &exec);
+    et_status st = execute(f.program, f.method, m, &exec);
     if (st != ET_OK) { send_error(st, f.program, f.method, &m->err); return st; }
     send_outputs(f.program, f.method, runs++ % 0xFFFFu, m);
     methods_run++;

@@ -120,7 +120,8 @@ const char *et_status_name(et_status s);
 #ifdef ET_PROFILE
 void et_profile_begin(const et_method *m, uint32_t chain, uint32_t instr);
 void et_profile_end(const et_method *m, uint32_t chain, uint32_t instr, et_status st);
-void et_profile_method(const et_method *m, uint64_t start, uint64_t end);
+void et_profile_run_begin(uint32_t prog, uint32_t method);
+void et_profile_run_end(et_status st);
 #endif
 
 #endif

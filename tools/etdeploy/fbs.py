@@ -271,3 +271,86 @@ def bundled_schema() -> Schema:
 @lru_cache(maxsize=None)
 def etdump_schema() -> Schema:
     return parse([wheel_dir() / "devtools" / "etdump" / "etdump_schema_flatcc.fbs"])
+
+
+def build(schema: Schema, obj: dict, table: str | None = None, size_prefixed: bool = False) -> bytes:
+    """Serialise a dict under the schema (the inverse of Reader): nested dicts are tables, lists
+    are vectors, unions take `<field>_type` (member name) beside `<field>`."""
+    import flatbuffers
+
+    b = flatbuffers.Builder(1024)
+    table = table or schema.root
+
+    def scalar_prepend(t: str):
+        base = schema.enums[t][0] if t in schema.enums else t
+        return {"bool": b.PrependBool, "byte": b.PrependInt8, "ubyte": b.PrependUint8, "int8": b.PrependInt8,
+                "uint8": b.PrependUint8, "short": b.PrependInt16, "ushort": b.PrependUint16,
+                "int16": b.PrependInt16, "uint16": b.PrependUint16, "int": b.PrependInt32,
+                "uint": b.PrependUint32, "int32": b.PrependInt32, "uint32": b.PrependUint32,
+                "long": b.PrependInt64, "ulong": b.PrependUint64, "int64": b.PrependInt64,
+                "uint64": b.PrependUint64, "float": b.PrependFloat32, "double": b.PrependFloat64}[base]
+
+    def is_scalar(t: str) -> bool:
+        return t in SCALARS or t in schema.enums
+
+    def enum_value(t: str, v):
+        if t in schema.enums and isinstance(v, str):
+            return schema.enums[t][1][v]
+        return v
+
+    def make(tname: str, d: dict) -> int:
+        fields = schema.tables[tname]
+        offs = {}
+        for f in fields:
+            v = d.get(f.name)
+            if v is None:
+                continue
+            if f.type in schema.unions:
+                mname = d.get(f.name + "_type")
+                offs[f.name] = make(mname, v)
+            elif f.type == "string":
+                offs[f.name] = b.CreateString(v)
+            elif f.type.startswith("["):
+                et = f.type[1:-1]
+                if is_scalar(et):
+                    size = SCALARS[schema.enums[et][0] if et in schema.enums else et][1]
+                    if isinstance(v, (bytes, bytearray, memoryview)):
+                        offs[f.name] = b.CreateByteVector(bytes(v))
+                        continue
+                    b.StartVector(size, len(v), size)
+                    pre = scalar_prepend(et)
+                    for x in reversed(v):
+                        pre(enum_value(et, x))
+                    offs[f.name] = b.EndVector()
+                else:
+                    elems = [b.CreateString(x) if et == "string" else make(et, x) for x in v]
+                    b.StartVector(4, len(elems), 4)
+                    for e in reversed(elems):
+                        b.PrependUOffsetTRelative(e)
+                    offs[f.name] = b.EndVector()
+            elif not is_scalar(f.type):
+                offs[f.name] = make(f.type, v)
+        nslots = max((f.slot + (2 if f.type in schema.unions else 1) for f in fields), default=0)
+        b.StartObject(nslots)
+        for f in fields:
+            v = d.get(f.name)
+            if f.type in schema.unions:
+                if v is not None:
+                    mname = d.get(f.name + "_type")
+                    b.PrependUint8Slot(f.slot, schema.unions[f.type].index(mname) + 1, 0)
+                    b.PrependUOffsetTRelativeSlot(f.slot + 1, offs[f.name], 0)
+            elif f.name in offs:
+                b.PrependUOffsetTRelativeSlot(f.slot, offs[f.name], 0)
+            elif v is not None and is_scalar(f.type):
+                # Written even when equal to the default: readers see what we meant.
+                scalar_prepend(f.type)(enum_value(f.type, v))
+                b.Slot(f.slot)
+        return b.EndObject()
+
+    root = make(table, obj)
+    ident = schema.ident.encode() if schema.ident else None
+    if size_prefixed:
+        b.FinishSizePrefixed(root, file_identifier=ident)
+    else:
+        b.Finish(root, file_identifier=ident)
+    return bytes(b.Output())

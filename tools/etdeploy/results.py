@@ -54,7 +54,8 @@ def describe(arr, expected=None) -> dict:
     return d
 
 
-def write(res, run_dir: Path, programs: list[ProgramInfo] | None = None, board: str = "") -> dict:
+def write(res, run_dir: Path, programs: list[ProgramInfo] | None = None, board: str = "",
+          extra: dict | None = None) -> dict:
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     for old in run_dir.glob("output_*.npy"):
@@ -90,6 +91,6 @@ def write(res, run_dir: Path, programs: list[ProgramInfo] | None = None, board: 
         "link": {"frames": res.link.frames, "bad_frames": res.link.bad_frames, "lost_frames": res.link.lost_frames},
         "outputs": outs,
         "logs": res.logs,
-    }
+    } | (extra or {})
     (run_dir / "result.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
     return doc

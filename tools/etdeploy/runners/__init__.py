@@ -94,5 +94,14 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
     try:
         harness.judge(res, timeout, describe_op=op_name, symbolize=symbolizer(elf))
     finally:
-        results.write(res, Path(run_dir), programs, board=getattr(board, "name", ""))
+        doc_extra = {}
+        if res.events:
+            from .. import etdump
+            try:
+                doc_extra["etdump"] = etdump.write(res.events, programs, Path(run_dir))
+            except RunError as e:
+                doc_extra["etdump"] = {"error": str(e)}
+                if res.status == "pass":
+                    res.status, res.reason = "error", str(e)
+        results.write(res, Path(run_dir), programs, board=getattr(board, "name", ""), extra=doc_extra)
     return res
