@@ -34,7 +34,7 @@ class RunResult:
     stderr: str = ""
 
 
-def drive(session, timeout: float, inputs: list[list[np.ndarray]] | None = None,
+def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None = None,
           progress=None) -> RunResult:
     """Read records until the target exits (or the timeout); send inputs when the firmware asks."""
     res = RunResult()
@@ -58,6 +58,8 @@ def drive(session, timeout: float, inputs: list[list[np.ndarray]] | None = None,
                     if inputs is None:
                         raise errors.RunError("the image waits for inputs over the link: give inputs (--input)")
                     for mi, arrays in enumerate(inputs):
+                        if arrays is None:
+                            continue
                         for i, a in enumerate(arrays):
                             session.write(enc.input(0, mi, i, a, link.dtype_code(a)))
                         session.write(enc.run(0, mi))

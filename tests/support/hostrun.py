@@ -1,0 +1,101 @@
+"""Fast host loop for tests: bake a program, compile runtime + kernels + host board support with
+the native gcc (objects cached by content under .cache/hostrun), run it natively through the real
+runner and link, return its outputs.
+
+    run_host(pte, inputs=None | [np.ndarray, ...], method="forward") -> [np.ndarray, ...]
+"""
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from etdeploy import bake, runners  # noqa: E402
+from etdeploy.pte import read_program  # noqa: E402
+
+CACHE = ROOT / ".cache" / "hostrun"
+CFLAGS = ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-fno-omit-frame-pointer"]
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+
+
+class HostBoard:
+    name = "host"
+    pointer_bytes = 8
+    placement = {}
+    regions = []
+
+    class emulator:
+        kind = "native"
+
+
+def _digest(*parts) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else str(p).encode())
+    return h.hexdigest()[:20]
+
+
+def _headers_digest() -> str:
+    return _digest(*[p.read_bytes() for p in sorted((ROOT / "firmware").rglob("*.h"))])
+
+
+def build(pte: Path, opts: dict | None = None, sanitize: bool = True) -> tuple[Path, list]:
+    opts = dict(opts or {})
+    pte = Path(pte)
+    key = _digest(pte.resolve(), sorted(opts.items()), sanitize)
+    out = CACHE / "gen" / key
+    res = bake.bake([pte], HostBoard(), out, opts)
+    flags = CFLAGS + (SANITIZE if sanitize else []) + [f"-I{d}" for d in res.include_dirs] + \
+        [f"-D{k}={v}" for k, v in sorted(res.defines.items())]
+    bsp = sorted((ROOT / "firmware" / "boards" / "linux").glob("*.c"))
+    if not bsp:
+        raise RuntimeError("firmware/boards/linux has no board support yet")
+    hdr = _headers_digest()
+    objs = []
+    for src in res.sources + bsp + [g for g in res.generated if g.suffix == ".c"]:
+        gen = src.suffix == ".c" and out in src.parents
+        k = _digest(src.read_bytes(), flags, hdr, (out / "et_schema.gen.h").read_bytes(),
+                    *( [b.read_bytes() for b in res.depends] if gen else []))
+        obj = CACHE / "obj" / f"{src.stem}-{k}.o"
+        if not obj.exists():
+            obj.parent.mkdir(parents=True, exist_ok=True)
+            tmp = obj.with_suffix(".tmp.o")
+            _cc(["gcc", *flags, "-c", str(src), "-o", str(tmp)])
+            tmp.rename(obj)
+        objs.append(obj)
+    exe = out / "firmware"
+    _cc(["gcc", *(SANITIZE if sanitize else []), *map(str, objs), "-lm", "-o", str(exe)])
+    return exe, res.programs
+
+
+def _cc(argv: list[str]) -> None:
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"compile failed: {' '.join(argv)}\n{p.stderr[-4000:]}")
+
+
+def run_host(pte, inputs=None, method: str = "forward", opts: dict | None = None, timeout: float = 60,
+             sanitize: bool = True):
+    """Runs the program's method on the host; inputs None = all ones (or the .bpte's test cases).
+    Returns the outputs of the (last) execution as numpy arrays."""
+    o = dict(opts or {})
+    if inputs is not None:
+        o["inputs"] = "link"
+    exe, progs = build(Path(pte), o, sanitize)
+    run_dir = exe.parent / "run"
+    prog = progs[0]
+    mi = [m.name for m in prog.methods].index(method)
+    feed = None
+    if inputs is not None:
+        feed = [None] * len(prog.methods)
+        feed[mi] = [np.asarray(a) for a in inputs]
+    res = runners.run(HostBoard(), exe, run_dir, timeout=timeout, inputs=feed, programs=progs, log=lambda m: None)
+    outs = [o for o in res.outputs if o.method == mi]
+    last_case = outs[-1].case if outs else None
+    return [o.value for o in sorted((o for o in outs if o.case == last_case), key=lambda o: o.index)]
