@@ -11,11 +11,11 @@ from pathlib import Path
 from .. import harness, results
 from ..errors import EmulatorMissing, RunError
 from ..pte import read_program
-from .process import NativeRunner, QemuSemihostRunner, QemuUserRunner
+from .process import AdbRunner, NativeRunner, QemuSemihostRunner, QemuUserRunner
 from .qemu import QemuSystemRunner
 
 RUNNERS = {"native": NativeRunner, "qemu-user": QemuUserRunner, "qemu-semihost": QemuSemihostRunner,
-           "qemu-system": QemuSystemRunner}
+           "qemu-system": QemuSystemRunner, "adb": AdbRunner}
 try:
     from .fvp import FvpRunner
     RUNNERS["fvp"] = FvpRunner

@@ -56,3 +56,29 @@ class QemuSemihostRunner(Runner):
         argv = self.command(elf, **kw)
         _need(argv[0], getattr(self.board.emulator, "package", "qemu-system-misc"))
         return ProcessSession(argv)
+
+
+class AdbRunner(Runner):
+    """A static binary on an Android device: adb push, then `adb shell -T` (no pty, so the link on
+    stdout stays binary-safe, and the exit status comes back)."""
+    name = "adb"
+    caps = Capabilities(run=True, exit_status=True, link_rx=True, flash=True)
+    remote = "/data/local/tmp/etdeploy/firmware"
+
+    def command(self, elf: str, **kw) -> list[str]:
+        return ["adb", "shell", "-T", self.remote]
+
+    def start(self, elf: str, **kw) -> ProcessSession:
+        import subprocess
+
+        from ..flash import DeviceNotFound
+        _need("adb", "adb")
+        for argv in (["adb", "push", elf, self.remote], ["adb", "shell", f"chmod 755 {self.remote}"]):
+            self.log(self.describe(argv))
+            p = subprocess.run(argv, capture_output=True, text=True)
+            if p.returncode != 0:
+                msg = (p.stderr or p.stdout).strip()
+                raise DeviceNotFound(f"adb: {msg.splitlines()[-1] if msg else 'failed'}")
+        argv = self.command(elf)
+        self.log(self.describe(argv))
+        return ProcessSession(argv)
