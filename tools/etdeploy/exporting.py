@@ -1,0 +1,352 @@
+"""Export flows: an nn.Module + example inputs -> .pte (+ .etrecord, + .bpte for CPU programs).
+
+    export_model(module, example_inputs, out_dir, name, flow="portable") -> ExportResult
+    export_methods({"forward": (module, inputs), "other": (module2, inputs2)}, out_dir, name)
+
+Flows:
+  portable  float program on portable kernels; expected outputs from the eager model.
+  pt2e      XNNPACKQuantizer PT2E int8 on portable + quantized_decomposed kernels (no delegate);
+            expected outputs from the real runtime (the reference for quantized arithmetic).
+  cortex_m  CortexMQuantizer + CortexMPassManager: cortex_m:: kernels (not a delegate); expected
+            outputs from the package's Python reference implementations of those ops.
+  ethos_u   EthosUQuantizer + EthosUPartitioner for ethos-u55-128 (Vela); a DelegateCall to
+            EthosUBackend. No .bpte: nothing on the host can compute the NPU's numbers.
+
+executorch is imported lazily (about 9 s). Slow steps report progress on stderr.
+"""
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from etdeploy.errors import EtdeployError
+
+FLOWS = ("portable", "pt2e", "cortex_m", "ethos_u")
+CPU_FLOWS = ("portable", "pt2e", "cortex_m")
+ARM_PACKAGES = ("ethos-u-vela==5.1.0", "tosa-tools==2026.5.0", "ml_dtypes==0.5.1")
+ETHOS_U_TARGET = "ethos-u55-128"
+
+
+class ExportError(EtdeployError):
+    """A model could not be exported with the requested flow."""
+    exit_code = 5
+
+
+class MissingArmPackages(ExportError):
+    def __init__(self, missing: Sequence[str]):
+        self.missing = list(missing)
+        super().__init__(
+            f"the ethos_u flow needs the Arm packages ({', '.join(self.missing)} not importable). "
+            f"Install them: pip install {' '.join(ARM_PACKAGES)}  (or pip install -r requirements-arm.txt)")
+
+
+@dataclass
+class ExportResult:
+    name: str
+    flow: str
+    pte: Path
+    etrecord: Path | None = None
+    bpte: Path | None = None
+    cases: int = 0
+    operators: dict[str, list[str]] = field(default_factory=dict)
+    delegates: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _say(msg: str) -> None:
+    print(f"[export] {msg}", file=sys.stderr, flush=True)
+
+
+class _Step:
+    """Progress message around a slow step: '... ' then 'done in N s'."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        self.t0 = time.monotonic()
+        _say(self.what + " ...")
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            _say(f"{self.what}: {time.monotonic() - self.t0:.1f} s")
+        return False
+
+
+# ---------------------------------------------------------------- test-case inputs
+
+def random_like(example_inputs: tuple, gen, int_range: tuple[int, int] = (-8, 8)) -> tuple:
+    """Random inputs with the dtype, shape and memory format of the example inputs."""
+    import torch
+    out = []
+    for x in example_inputs:
+        if not isinstance(x, torch.Tensor):
+            out.append(x)
+            continue
+        if x.dtype.is_floating_point:
+            t = torch.randn(x.shape, generator=gen).to(x.dtype)
+        elif x.dtype == torch.bool:
+            t = torch.randint(0, 2, x.shape, generator=gen).bool()
+        else:
+            t = torch.randint(int_range[0], int_range[1], x.shape, generator=gen).to(x.dtype)
+        if x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous():
+            t = t.contiguous(memory_format=torch.channels_last)
+        out.append(t)
+    return tuple(out)
+
+
+def _flat_outputs(out) -> list:
+    import torch
+    if isinstance(out, torch.Tensor):
+        return [out]
+    flat = []
+    for o in out:
+        flat.extend(_flat_outputs(o))
+    return flat
+
+
+# ---------------------------------------------------------------- lowering per flow
+
+def _calibrate_quantize(module, example_inputs, quantizer, calibration: Sequence[tuple]):
+    import torch
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    gm = torch.export.export(module, example_inputs).module(check_guards=False)
+    prepared = prepare_pt2e(gm, quantizer)
+    with _Step(f"calibrating on {len(calibration)} samples"):
+        for sample in calibration:
+            prepared(*sample)
+    converted = convert_pt2e(prepared)
+    return torch.export.export(converted, example_inputs)
+
+
+def _lower_portable(module, example_inputs, calibration):
+    import torch
+    from executorch.exir import to_edge_transform_and_lower
+    ep = torch.export.export(module, example_inputs)
+    edge = to_edge_transform_and_lower(ep, generate_etrecord=True)
+    return edge, None
+
+
+def _lower_pt2e(module, example_inputs, calibration):
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer, get_symmetric_quantization_config)
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+    import executorch.kernels.quantized  # noqa: F401  (out variants of quantized_decomposed::)
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=False))
+    ep = _calibrate_quantize(module, example_inputs, quantizer, calibration)
+    edge = to_edge_transform_and_lower(ep, compile_config=EdgeCompileConfig(_check_ir_validity=False),
+                                       generate_etrecord=True)
+    return edge, None
+
+
+def _lower_cortex_m(module, example_inputs, calibration):
+    from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
+    import executorch.backends.cortex_m.ops.operators  # noqa: F401  (cortex_m:: ops + references)
+    from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
+    from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
+    from executorch.devtools.etrecord import ETRecord
+    from executorch.exir import EdgeProgramManager, to_edge
+    ep = _calibrate_quantize(module, example_inputs, CortexMQuantizer(), calibration)
+    config = cortex_m_edge_compile_config()
+    edge = to_edge(ep, compile_config=config)
+    with _Step("Cortex-M passes"):
+        transformed = CortexMPassManager(edge.exported_program(),
+                                         target_config=CortexMTargetConfig(cpu=CortexM.M55)).transform()
+    edge = EdgeProgramManager(transformed, compile_config=config)
+    etrecord = ETRecord()
+    etrecord.add_exported_program(ep)
+    etrecord.add_edge_dialect_program(copy.deepcopy(edge))
+    # The Python reference of cortex_m:: ops: run the transformed edge graph itself.
+    reference = copy.deepcopy(edge.exported_program()).module()
+    return edge, (etrecord, reference)
+
+
+def _check_arm_packages() -> None:
+    import importlib.util
+    missing = [pkg for mod, pkg in (("ethosu.vela", "ethos-u-vela"), ("tosa", "tosa-tools"),
+                                    ("ml_dtypes", "ml_dtypes"))
+               if importlib.util.find_spec(mod.split(".")[0]) is None]
+    if missing:
+        raise MissingArmPackages(missing)
+
+
+def _lower_ethos_u(module, example_inputs, calibration):
+    _check_arm_packages()
+    from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
+    from executorch.backends.arm.quantizer import EthosUQuantizer, get_symmetric_quantization_config
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+    spec = EthosUCompileSpec(ETHOS_U_TARGET, system_config="Ethos_U55_High_End_Embedded",
+                             memory_mode="Shared_Sram", extra_flags=["--output-format=raw"])
+    quantizer = EthosUQuantizer(spec).set_global(get_symmetric_quantization_config())
+    ep = _calibrate_quantize(module, example_inputs, quantizer, calibration)
+    with _Step(f"partitioning + Vela compile for {ETHOS_U_TARGET}"):
+        edge = to_edge_transform_and_lower(ep, partitioner=[EthosUPartitioner(spec)],
+                                           compile_config=EdgeCompileConfig(_check_ir_validity=False),
+                                           generate_etrecord=True)
+    return edge, None
+
+
+_LOWER = {"portable": _lower_portable, "pt2e": _lower_pt2e, "cortex_m": _lower_cortex_m,
+          "ethos_u": _lower_ethos_u}
+
+
+# ---------------------------------------------------------------- program facts
+
+def program_operators(pte_bytes: bytes) -> tuple[dict[str, list[str]], list[str]]:
+    """(operators per method as 'ns::name.overload', delegate ids) read from serialized bytes."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    prog = deserialize_pte_binary(pte_bytes)
+    prog = getattr(prog, "program", prog)
+    ops, delegates = {}, []
+    for plan in prog.execution_plan:
+        ops[plan.name] = [f"{o.name}.{o.overload}" if o.overload else o.name for o in plan.operators]
+        delegates.extend(d.id for d in plan.delegates)
+    return ops, sorted(set(delegates))
+
+
+# ---------------------------------------------------------------- the flows
+
+def _to_executorch(edge, flow: str):
+    from executorch.exir import ExecutorchBackendConfig
+    if flow == "pt2e":
+        import executorch.kernels.quantized  # noqa: F401
+    config = ExecutorchBackendConfig(extract_delegate_segments=False) if flow == "ethos_u" else None
+    with _Step("to_executorch (memory planning, emit)"):
+        return edge.to_executorch(config) if config else edge.to_executorch()
+
+
+def _write_bundle(et_prog, suites: dict[str, list[tuple[tuple, list]]], path: Path):
+    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+    from executorch.devtools.bundled_program.core import BundledProgram
+    from executorch.devtools.bundled_program.serialize import (
+        serialize_from_bundled_program_to_flatbuffer)
+    method_suites = [MethodTestSuite(method_name=m, test_cases=[
+        MethodTestCase(inputs=list(inp), expected_outputs=list(exp)) for inp, exp in cases])
+        for m, cases in suites.items()]
+    bundle = BundledProgram(et_prog, method_suites)
+    path.write_bytes(serialize_from_bundled_program_to_flatbuffer(bundle))
+    return bundle
+
+
+def export_model(module, example_inputs: tuple, out_dir: Path | str, name: str, flow: str = "portable", *,
+                 cases: int = 3, seed: int = 0, case_inputs: Sequence[tuple] | None = None,
+                 make_inputs: Callable | None = None, calibration: Sequence[tuple] | None = None,
+                 bundle: bool | None = None) -> ExportResult:
+    """Export `module` with `flow` into out_dir/<name>.pte, .etrecord and (CPU flows) .bpte.
+
+    Test cases: `case_inputs` if given, else `cases` random input tuples from a torch.Generator seeded
+    with `seed` (`make_inputs(gen)` if given, else random_like(example_inputs)). Calibration for the
+    quantized flows: `calibration` if given, else the example inputs plus the test-case inputs.
+    """
+    if flow not in FLOWS:
+        raise ExportError(f"unknown export flow '{flow}': choose one of {', '.join(FLOWS)}")
+    t0 = time.monotonic()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with _Step("importing torch/executorch"):
+        import torch
+        import executorch.exir  # noqa: F401
+    torch.manual_seed(seed)
+    module = module.eval()
+    gen = torch.Generator().manual_seed(seed)
+    if case_inputs is None:
+        case_inputs = [make_inputs(gen) if make_inputs else random_like(example_inputs, gen)
+                       for _ in range(cases)]
+    case_inputs = [tuple(c) for c in case_inputs]
+    if calibration is None:
+        calibration = [tuple(example_inputs)] + case_inputs
+    _say(f"{name}: flow {flow}")
+    try:
+        with _Step(f"{name}: export + lower"):
+            edge, extra = _LOWER[flow](module, tuple(example_inputs), calibration)
+        et_prog = _to_executorch(edge, flow)
+    except EtdeployError:
+        raise
+    except Exception as e:  # executorch raises a zoo of types; name the model and the flow
+        raise ExportError(f"exporting '{name}' with flow '{flow}' failed: {type(e).__name__}: {e}") from e
+
+    pte = out_dir / f"{name}.pte"
+    pte.write_bytes(et_prog.buffer)
+    ops, delegates = program_operators(et_prog.buffer)
+    res = ExportResult(name, flow, pte, operators=ops, delegates=delegates)
+
+    if flow == "cortex_m":
+        etrecord, reference = extra
+        etrecord.add_executorch_program(et_prog)
+    else:
+        etrecord, reference = et_prog.get_etrecord(), None
+
+    if bundle is None:
+        bundle = flow in CPU_FLOWS
+    bp = None
+    if bundle and case_inputs:
+        with _Step(f"{name}: expected outputs for {len(case_inputs)} test cases"):
+            expected = [_expected(flow, module, reference, pte, c) for c in case_inputs]
+        res.bpte = out_dir / f"{name}.bpte"
+        bp = _write_bundle(et_prog, {"forward": list(zip(case_inputs, expected))}, res.bpte)
+        res.cases = len(case_inputs)
+    if bp is not None:
+        etrecord.update_representative_inputs(bp)
+        etrecord.update_reference_outputs(bp)
+    res.etrecord = out_dir / f"{name}.etrecord"
+    etrecord.save(str(res.etrecord))
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _expected(flow: str, module, reference, pte: Path, inputs: tuple) -> list:
+    import torch
+    if flow == "portable":
+        with torch.no_grad():
+            return [t.detach().clone() for t in _flat_outputs(module(*inputs))]
+    if flow == "cortex_m":
+        with torch.no_grad():
+            return [t.detach().clone() for t in _flat_outputs(reference(*inputs))]
+    from etdeploy.oracle import run_reference  # pt2e: the real runtime's quantized kernels
+    return [torch.from_numpy(a) for a in run_reference(pte, [x.numpy() for x in inputs])]
+
+
+def export_methods(methods: dict, out_dir: Path | str, name: str, *, cases: int = 3,
+                   seed: int = 0) -> ExportResult:
+    """Float program with several entry points: methods = {method: (module, example_inputs)}.
+    Every method gets `cases` random test cases (expected outputs from the eager modules)."""
+    t0 = time.monotonic()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with _Step("importing torch/executorch"):
+        import torch
+        from executorch.exir import to_edge_transform_and_lower
+    torch.manual_seed(seed)
+    try:
+        with _Step(f"{name}: export + lower {len(methods)} methods"):
+            eps = {m: torch.export.export(mod.eval(), tuple(ex)) for m, (mod, ex) in methods.items()}
+            edge = to_edge_transform_and_lower(eps, generate_etrecord=True)
+        et_prog = _to_executorch(edge, "portable")
+    except Exception as e:
+        raise ExportError(f"exporting '{name}' ({', '.join(methods)}) failed: {type(e).__name__}: {e}") from e
+    pte = out_dir / f"{name}.pte"
+    pte.write_bytes(et_prog.buffer)
+    ops, delegates = program_operators(et_prog.buffer)
+    res = ExportResult(name, "portable", pte, operators=ops, delegates=delegates)
+    gen = torch.Generator().manual_seed(seed)
+    suites = {}
+    for m, (mod, ex) in methods.items():
+        ins = [random_like(tuple(ex), gen) for _ in range(cases)]
+        with torch.no_grad():
+            suites[m] = [(i, [t.clone() for t in _flat_outputs(mod(*i))]) for i in ins]
+    res.bpte = out_dir / f"{name}.bpte"
+    bp = _write_bundle(et_prog, suites, res.bpte)
+    res.cases = cases
+    etrecord = et_prog.get_etrecord()
+    etrecord.update_representative_inputs(bp) if "forward" in methods else None
+    etrecord.update_reference_outputs(bp)
+    res.etrecord = out_dir / f"{name}.etrecord"
+    etrecord.save(str(res.etrecord))
+    res.seconds = time.monotonic() - t0
+    return res
