@@ -40,3 +40,16 @@ def sources_for(ops: set[str]) -> list[Path]:
     srcs = {cat[o].source for o in ops if o in cat}
     srcs.update(KERNEL_DIR / s for s in SUPPORT if (KERNEL_DIR / s).exists())
     return sorted(srcs)
+
+
+def all_ops_c() -> str:
+    """C table of every kernel by name, for host harnesses that resolve operators at run time
+    (the firmware itself uses bake's index table)."""
+    cat = catalogue()
+    lines = ['#include "et_kernel.h"', "typedef struct { const char *name; et_kernel_fn fn; } op_entry;"]
+    lines += [f"et_status {k.symbol}(et_kctx *, et_value *const *, uint32_t);" for k in cat.values()]
+    lines.append("const op_entry et_all_ops[] = {")
+    lines += [f'  {{"{k.op}", {k.symbol}}},' for k in cat.values()]
+    lines.append("  {0, 0}};")
+    lines.append(f"const uint32_t et_all_ops_n = {len(cat)}u;")
+    return "\n".join(lines) + "\n"
