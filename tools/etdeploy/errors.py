@@ -14,11 +14,62 @@ class ConfigError(EtdeployError):
 
 
 class UnknownBoard(ConfigError):
-    pass
+    """No boards/<name>.toml; the message lists the boards there are."""
+
+    def __init__(self, name: str, known: list[str] | None = None):
+        self.name, self.known = name, list(known or [])
+        super().__init__(f"unknown board '{name}'" +
+                         (f"; boards: {', '.join(self.known)}" if self.known else ""))
+
+
+class UnknownOption(ConfigError):
+    """A build option (scons name=value) that etdeploy does not know."""
+
+    def __init__(self, names: list[str], known: list[str]):
+        self.names, self.known = list(names), list(known)
+        super().__init__(f"unknown option(s): {', '.join(self.names)}; options: {', '.join(self.known)}")
 
 
 class ToolchainMissing(EtdeployError):
+    """The board's compiler is not installed; says which Debian package or env var provides it."""
     exit_code = 3
+
+    def __init__(self, toolchain: str, compiler: str, package: str | None = None, env: str | None = None,
+                 detail: str = ""):
+        self.toolchain, self.compiler, self.package, self.env = toolchain, compiler, package, env
+        how = []
+        if package:
+            how.append(f"apt-get install --no-install-recommends {package}")
+        if env:
+            how.append(f"set {env} to the toolchain's install directory")
+        msg = f"toolchain '{toolchain}' not found: no '{compiler}'" + (f" ({detail})" if detail else "")
+        if how:
+            msg += "; " + " or ".join(how)
+        super().__init__(msg)
+
+
+class BuildError(EtdeployError):
+    """Compiling, linking or making an image failed."""
+    exit_code = 5
+
+
+class ImageError(BuildError):
+    """An image (.bin/.hex/.uf2) cannot be written from the ELF."""
+
+
+class ProcError(EtdeployError):
+    """A subprocess failed (proc.run with check=True)."""
+    exit_code = 6
+
+    def __init__(self, argv: list[str], returncode: int | None, output: str = "", timeout: float | None = None):
+        self.argv, self.returncode, self.output, self.timeout = list(argv), returncode, output, timeout
+        what = f"timed out after {timeout:g} s" if timeout is not None else f"exited with status {returncode}"
+        tail = output.strip()[-2000:]
+        super().__init__(f"{argv[0]} {what}" + (f":\n{tail}" if tail else ""))
+
+
+class ProcTimeout(ProcError):
+    exit_code = 7
 
 
 class BakeError(EtdeployError):
