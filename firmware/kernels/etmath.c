@@ -114,7 +114,8 @@ float et_sqrtf(float x) {
 #else
   uint32_t u = et_f32_bits(x);
   if ((u & 0x7fffffffu) == 0) return x;               /* +-0 */
-  if (u > 0x7f800000u) return et_bits_f32(u | 0x00400000u); /* NaN or negative */
+  if ((u & 0x7fffffffu) > 0x7f800000u) return et_bits_f32(u | 0x00400000u);  /* NaN */
+  if (u >> 31) return ET_NAN;                                              /* negative */
   if (u == 0x7f800000u) return x;
   int e = (int)(u >> 23);
   uint32_t m = u & 0x7fffffu;
