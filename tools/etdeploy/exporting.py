@@ -124,11 +124,12 @@ def _calibrate_quantize(module, example_inputs, quantizer, calibration: Sequence
     return torch.export.export(converted, example_inputs)
 
 
-def _lower_portable(module, example_inputs, calibration):
+def _lower_portable(module, example_inputs, calibration, edge_config=None):
     import torch
-    from executorch.exir import to_edge_transform_and_lower
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
     ep = torch.export.export(module, example_inputs)
-    edge = to_edge_transform_and_lower(ep, generate_etrecord=True)
+    config = EdgeCompileConfig(**edge_config) if edge_config else None
+    edge = to_edge_transform_and_lower(ep, compile_config=config, generate_etrecord=True)
     return edge, None
 
 
@@ -145,9 +146,10 @@ def _lower_pt2e(module, example_inputs, calibration):
 
 
 def _lower_cortex_m(module, example_inputs, calibration):
-    from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
-    import executorch.backends.cortex_m.ops.operators  # noqa: F401  (cortex_m:: ops + references)
+    # import order matters: the passes package registers the cortex_m:: ops (and their Python
+    # reference implementations) before its own modules look them up
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+    from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
     from executorch.devtools.etrecord import ETRecord
@@ -237,12 +239,14 @@ def _write_bundle(et_prog, suites: dict[str, list[tuple[tuple, list]]], path: Pa
 def export_model(module, example_inputs: tuple, out_dir: Path | str, name: str, flow: str = "portable", *,
                  cases: int = 3, seed: int = 0, case_inputs: Sequence[tuple] | None = None,
                  make_inputs: Callable | None = None, calibration: Sequence[tuple] | None = None,
-                 bundle: bool | None = None) -> ExportResult:
+                 bundle: bool | None = None, edge_config: dict | None = None) -> ExportResult:
     """Export `module` with `flow` into out_dir/<name>.pte, .etrecord and (CPU flows) .bpte.
 
     Test cases: `case_inputs` if given, else `cases` random input tuples from a torch.Generator seeded
     with `seed` (`make_inputs(gen)` if given, else random_like(example_inputs)). Calibration for the
     quantized flows: `calibration` if given, else the example inputs plus the test-case inputs.
+    `edge_config`: EdgeCompileConfig fields for the portable flow (e.g. preserve_ops=[...],
+    _skip_dim_order=True).
     """
     if flow not in FLOWS:
         raise ExportError(f"unknown export flow '{flow}': choose one of {', '.join(FLOWS)}")
@@ -264,7 +268,10 @@ def export_model(module, example_inputs: tuple, out_dir: Path | str, name: str, 
     _say(f"{name}: flow {flow}")
     try:
         with _Step(f"{name}: export + lower"):
-            edge, extra = _LOWER[flow](module, tuple(example_inputs), calibration)
+            if flow == "portable":
+                edge, extra = _lower_portable(module, tuple(example_inputs), calibration, edge_config)
+            else:
+                edge, extra = _LOWER[flow](module, tuple(example_inputs), calibration)
         et_prog = _to_executorch(edge, flow)
     except EtdeployError:
         raise

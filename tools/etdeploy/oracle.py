@@ -164,16 +164,22 @@ def _torch_dtype(code: int):
             6: torch.float32, 7: torch.float64, 11: torch.bool}[code]
 
 
-def _make_tensor(t, program):
+def _make_tensor(t, program, arenas):
+    """A tensor value: constant data, or a view into its planned arena (mem_id, offset) so that
+    planned aliasing (views realised by the memory plan, with no instruction) behaves as on target."""
     import torch
     dtype = _torch_dtype(int(t.scalar_type))
     sizes, dim_order = list(t.sizes), list(t.dim_order)
     phys = [sizes[d] for d in dim_order] if dim_order else sizes
+    n = int(np.prod(phys)) if phys else 1
     if t.data_buffer_idx > 0:
         raw = bytes(program.constant_buffer[t.data_buffer_idx].storage)
-        n = int(np.prod(phys)) if phys else 1
         arr = np.frombuffer(raw, dtype=np.dtype(SCALAR_TYPES[int(t.scalar_type)]), count=n).copy()
         x = torch.from_numpy(arr).reshape(phys)
+    elif t.allocation_info is not None:
+        a = t.allocation_info
+        nbytes = n * torch.empty((), dtype=dtype).element_size()
+        x = arenas[a.memory_id][a.memory_offset: a.memory_offset + nbytes].view(dtype).reshape(phys)
     else:
         x = torch.zeros(phys, dtype=dtype)
     if dim_order and dim_order != sorted(dim_order):
@@ -181,11 +187,11 @@ def _make_tensor(t, program):
     return x
 
 
-def _evalue(v, program, values):
+def _evalue(v, program, arenas):
     from executorch.exir import schema as s
     val = v.val
     if isinstance(val, s.Tensor):
-        return _make_tensor(val, program)
+        return _make_tensor(val, program, arenas)
     if isinstance(val, s.Int):
         return val.int_val
     if isinstance(val, s.Bool):
@@ -209,10 +215,15 @@ def _resolve(x, values):
     return x
 
 
+def _is_list(x):
+    return isinstance(x, tuple) and len(x) == 2 and x[0] == "list"
+
+
 def _load_op_libraries():
     import importlib
     for mod in ("executorch.exir.passes.dim_order_ops_registry", "executorch.kernels.quantized",
                 "executorch.exir.passes.executorch_prim_ops_registry",
+                "executorch.backends.cortex_m.passes",  # registers cortex_m:: (import order matters)
                 "executorch.backends.cortex_m.ops.operators"):
         try:
             importlib.import_module(mod)
@@ -275,14 +286,15 @@ def run_program_python(pte_path, inputs: list | None = None, method: str = "forw
     if plan.delegates:
         raise OracleError(f"{Path(str(pte_path)).name}: delegates ({[d.id for d in plan.delegates]}) "
                           "cannot run in the Python reference")
-    values = [_evalue(v, program, None) for v in plan.values]
+    arenas = [torch.zeros(max(int(size), 1), dtype=torch.uint8) for size in plan.non_const_buffer_sizes]
+    values = [_evalue(v, program, arenas) for v in plan.values]
     if inputs is None:
         inputs = ones_inputs([(tuple(plan.values[i].val.sizes), SCALAR_TYPES[int(plan.values[i].val.scalar_type)])
                               for i in plan.inputs])
     for idx, x in zip(plan.inputs, _to_torch(inputs)):
         tgt = values[idx]
         if isinstance(tgt, torch.Tensor):
-            tgt.copy_(x.to(tgt.dtype))
+            tgt.copy_(x.to(tgt.dtype).reshape(tgt.shape))
         else:
             values[idx] = x
     ops = [f"{o.name}.{o.overload}" if o.overload else o.name for o in plan.operators]
@@ -301,8 +313,9 @@ def run_program_python(pte_path, inputs: list | None = None, method: str = "forw
                     raise
                 except Exception as e:
                     raise OracleError(f"instruction {pc - 1} ({op_name}) failed: {type(e).__name__}: {e}") from e
-                for i, r in zip(ins.args[n:], ret):      # returned values follow the schema args
-                    values[i] = r
+                if not any(isinstance(values[i], torch.Tensor) or _is_list(values[i]) for i in ins.args[n:]):
+                    for i, r in zip(ins.args[n:], ret):  # returned values follow the schema args
+                        values[i] = r
             elif isinstance(ins, s.MoveCall):
                 values[ins.move_to] = values[ins.move_from]
             elif isinstance(ins, s.JumpFalseCall):
