@@ -1,0 +1,45 @@
+"""Profiled host runs (etdump=1): the .etdp we rebuild from the link opens in executorch's
+Inspector with the model's ETRecord, with one event per executed instruction, named for the
+operator the program calls there."""
+import json
+from pathlib import Path
+
+import pytest
+
+from etdeploy import etdump
+from etdeploy.pte import read_program
+from support.hostrun import build, run_host
+from test_models_host import MODELS, cpu_fixtures
+
+
+def kernel_instructions(pte):
+    prog = read_program(pte)
+    table = etdump.instr_table([prog])
+    m = prog.methods[0]
+    return [(i, table(0, 0, 0, i)) for i in range(m.instructions)]
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("name", cpu_fixtures())
+def test_profiled_run_opens_in_inspector(name):
+    from executorch.devtools import Inspector
+    from executorch.devtools.inspector import TimeScale
+    pte = MODELS / f"{name}.pte"
+    run_host(pte, opts={"etdump": 1})
+    exe, _ = build(pte, {"etdump": 1})
+    run_dir = exe.parent / "run"
+    doc = json.loads((run_dir / "result.json").read_text())
+    assert doc["status"] == "pass", doc["reason"]
+    etdp = run_dir / "etdump.etdp"
+    assert etdp.exists()
+    ins = Inspector(etdump_path=str(etdp), etrecord=str(MODELS / f"{name}.etrecord"),
+                    source_time_scale=TimeScale.NS, target_time_scale=TimeScale.NS)
+    blocks = [b for b in ins.event_blocks if b.name == "Execute"]
+    assert len(blocks) == 1
+    events = [e for e in blocks[0].events if e.name != "Method::execute"]
+    expected = [(i, op) for i, op in kernel_instructions(pte) if op is not None]
+    assert [e._instruction_id for e in events] == [i for i, _ in expected]
+    for e, (_, op) in zip(events, expected):
+        assert e.name == "native_call_" + op.split("::", 1)[1]
+        assert e.perf_data is not None and e.perf_data.raw[0] >= 0
+        assert e.debug_handles is not None, f"{e.name}: not linked to the ETRecord"
