@@ -157,6 +157,19 @@ def _check_fit(progs: list[ProgramInfo], board, opts: dict, ptr: int) -> dict:
     return {r: {"size": s, "need": t} for r, (s, t, _) in need.items()}
 
 
+def _delegate_report(p: ProgramInfo, d) -> dict:
+    rep = {"backend": d.backend, "location": d.location, "index": d.index, "bytes": d.size,
+           "compile_specs": {k: v.decode("utf-8", "replace") for k, v in d.compile_specs.items()}}
+    if d.backend == "EthosUBackend":
+        from . import vela_payload
+        v = vela_payload.parse(p.data[d.offset:d.offset + d.size])
+        rep["vela"] = {"command_stream_bytes": v.cmd_bytes, "weight_bytes": v.weight_bytes,
+                       "scratch_bytes": v.scratch_bytes,
+                       "inputs": [io.__dict__ | {"bytes": io.nbytes} for io in v.inputs],
+                       "outputs": [io.__dict__ | {"bytes": io.nbytes} for io in v.outputs]}
+    return rep
+
+
 def _c_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -270,7 +283,7 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
             "methods": [{"name": m.name, "operators": m.operators, "instructions": m.instructions,
                          "arenas": {str(i): s for i, s in enumerate(m.arenas) if i},
                          "pool_bytes": pool_bytes(m.counts, ptr),
-                         "delegates": [d.__dict__ | {"compile_specs": sorted(d.compile_specs)} for d in m.delegates]}
+                         "delegates": [_delegate_report(p, d) for d in m.delegates]}
                         for m in p.methods]} for p in progs],
         "fit": fit,
     }
