@@ -145,7 +145,7 @@ def export_all(out_dir: Path, only: set[str] | None = None, manifest: bool = Tru
 
 
 def check_required(entries: dict) -> list[str]:
-    present = {op for e in entries.values() for ops in e.get("operators", {}).values() for op in ops}
+    present = {op for e in entries.values() for m in e["methods"].values() for op in m["operators"]}
     missing = [label for label, alts in REQUIRED.items() if not any(a in present for a in alts)]
     print(f"required operator coverage: {len(REQUIRED) - len(missing)}/{len(REQUIRED)}"
           + (f"; MISSING: {', '.join(missing)}" if missing else ""))

@@ -1,0 +1,160 @@
+"""The committed fixture corpus (tests/models/) is complete, unchanged and self-consistent.
+
+- fast: every file listed in manifest.json exists with that size and sha256.
+- runtime: every CPU .bpte's test cases pass through the real executorch runtime (cortex_m:: programs
+  through executorch's Python reference ops), and the .ones.npz outputs are what the runtime gives.
+- slow: a re-export into a tmp dir reproduces the manifest (see BYTE_STABLE for what is compared).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "tests" / "models"
+sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(MODELS))
+
+import manifest as mf  # noqa: E402
+
+MANIFEST = mf.load(MODELS / "manifest.json")
+FILES = sorted(MANIFEST["files"])
+MODEL_NAMES = sorted(MANIFEST["models"])
+CPU_BUNDLES = sorted(n for n, m in MANIFEST["models"].items() if f"{n}.bpte" in m["files"])
+ONES = sorted(n for n, m in MANIFEST["models"].items() if f"{n}.ones.npz" in m["files"])
+
+
+def _has_executorch() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("executorch") is not None
+
+
+needs_executorch = pytest.mark.skipif(not _has_executorch(), reason="executorch not installed")
+
+
+def assert_close(got: np.ndarray, exp: np.ndarray, what: str) -> None:
+    """float: |got - exp| <= 1e-5 * max|exp| (plus a tiny absolute floor); int/bool: exact."""
+    assert got.shape == exp.shape, f"{what}: shape {got.shape} != {exp.shape}"
+    assert got.dtype == exp.dtype, f"{what}: dtype {got.dtype} != {exp.dtype}"
+    if np.issubdtype(exp.dtype, np.floating):
+        assert np.array_equal(np.isnan(got), np.isnan(exp)), f"{what}: NaN positions differ"
+        ok = ~np.isnan(exp)
+        scale = float(np.abs(exp[ok]).max()) if ok.any() else 0.0
+        err = float(np.abs(got[ok].astype(np.float64) - exp[ok]).max()) if ok.any() else 0.0
+        assert err <= 1e-5 * scale + 1e-7, f"{what}: max error {err:g} > 1e-5 * {scale:g}"
+    else:
+        assert np.array_equal(got, exp), f"{what}: values differ"
+
+
+# ---------------------------------------------------------------- fast
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", FILES)
+def test_file_matches_manifest(name):
+    p = MODELS / name
+    assert p.exists(), f"{name} listed in manifest.json but missing: run tests/models/export.py"
+    facts = MANIFEST["files"][name]
+    assert p.stat().st_size == facts["size"]
+    assert mf.sha256(p) == facts["sha256"], f"{name} changed since the manifest was written"
+
+
+@pytest.mark.unit
+def test_corpus_small_and_complete():
+    total = sum(f["size"] for f in MANIFEST["files"].values())
+    assert total < 5 * 1024 * 1024, f"fixtures take {total} bytes"
+    for name, m in MANIFEST["models"].items():
+        assert f"{name}.pte" in m["files"] and f"{name}.etrecord" in m["files"]
+        if not m["delegates"]:
+            assert m["cases"] >= 3 and f"{name}.bpte" in m["files"], name
+
+
+@pytest.mark.unit
+def test_required_operators_covered():
+    from corpus_ops import REQUIRED
+    present = {op for m in MANIFEST["models"].values() for meth in m["methods"].values()
+               for op in meth["operators"]}
+    missing = [k for k, alts in REQUIRED.items() if not any(a in present for a in alts)]
+    assert not missing, f"operators not covered by the corpus: {missing}"
+
+
+# ---------------------------------------------------------------- runtime consistency
+
+@needs_executorch
+@pytest.mark.parametrize("name", CPU_BUNDLES)
+def test_bundle_cases_pass_reference(name):
+    from etdeploy import oracle
+    model = MANIFEST["models"][name]
+    run = oracle.run_cortex_m_reference if model["flow"] == "cortex_m" else oracle.run_reference
+    suites = oracle.bundled_cases(MODELS / f"{name}.bpte")
+    assert set(suites) == set(model["methods"])
+    for method, cases in suites.items():
+        assert len(cases) == model["cases"]
+        for k, (inputs, expected) in enumerate(cases):
+            got = run(MODELS / f"{name}.pte", inputs, method)
+            assert len(got) == len(expected)
+            for i, (g, e) in enumerate(zip(got, expected)):
+                assert_close(g, e, f"{name}:{method} case {k} output {i}")
+
+
+@needs_executorch
+@pytest.mark.parametrize("name", ONES)
+def test_ones_outputs_match_runtime(name):
+    from etdeploy import oracle
+    stored = np.load(MODELS / f"{name}.ones.npz")
+    for method in MANIFEST["models"][name]["methods"]:
+        got = oracle.run_reference(MODELS / f"{name}.pte", None, method)
+        for i, g in enumerate(got):
+            e = stored[f"{method}.{i}"]
+            assert np.array_equal(g, e, equal_nan=True), f"{name}:{method} output {i}"
+
+
+@needs_executorch
+@pytest.mark.parametrize("name", ["add", "cnn", "mlp_pt2e", "ops_shape"])
+def test_python_interpreter_agrees_with_runtime(name):
+    """The .pte interpreter used as the cortex_m:: reference gives the real runtime's numbers."""
+    from etdeploy import oracle
+    for inputs, _ in oracle.bundled_cases(MODELS / f"{name}.bpte")["forward"][:1]:
+        for i, (a, b) in enumerate(zip(oracle.run_program_python(MODELS / f"{name}.pte", inputs),
+                                       oracle.run_reference(MODELS / f"{name}.pte", inputs))):
+            assert_close(a, b, f"{name} output {i}")
+
+
+@needs_executorch
+def test_manifest_facts_read_from_files():
+    for name in MODEL_NAMES:
+        facts = mf.program_facts(MODELS / f"{name}.pte")
+        assert facts["methods"] == MANIFEST["models"][name]["methods"], name
+        assert facts["delegates"] == MANIFEST["models"][name]["delegates"], name
+
+
+@needs_executorch
+def test_etdump_of_reference_run(tmp_path):
+    from etdeploy import oracle
+    etdp = tmp_path / "add.etdp"
+    out = oracle.run_reference_etdump(MODELS / "add.pte", None, etdp)
+    assert np.array_equal(out[0], np.full((2, 8), 2.0, np.float32))
+    data = etdp.read_bytes()
+    assert data[8:12] == b"ED00" or data[4:8] == b"ED00", data[:16]
+
+
+# ---------------------------------------------------------------- slow: re-export
+
+@pytest.mark.slow
+@needs_executorch
+def test_reexport_reproduces_manifest(tmp_path):
+    import export
+    entries = export.export_all(tmp_path, manifest=False)
+    assert sorted(entries) == MODEL_NAMES
+    for name, e in entries.items():
+        want = MANIFEST["models"][name]
+        # structural facts are always stable: operators, arena sizes, input/output specs, cases
+        assert e["methods"] == want["methods"], name
+        assert e["delegates"] == want["delegates"] and e["cases"] == want["cases"], name
+        for f in e["files"]:
+            # bytes are compared only for file kinds measured byte-stable across runs (.etrecord is a
+            # zip of pickled/serialized graphs that is not)
+            if MANIFEST["byte_stable"].get(mf.kind(f)):
+                assert mf.sha256(tmp_path / f) == MANIFEST["files"][f]["sha256"], f
