@@ -294,7 +294,7 @@ bool et_same_shape(const et_tensor *a, const et_tensor *b) {
 
 void et_bcast_strides(const et_tensor *t, uint32_t ondim, const int32_t *osizes, ptrdiff_t *strides) {
   ptrdiff_t ts[ET_MAX_DIMS];
-  et_contig_strides(t->sizes, t->ndim, ts);
+  et_tensor_strides(t, ts);
   uint32_t off = ondim - t->ndim;
   for (uint32_t d = 0; d < ondim; d++) {
     if (d < off) strides[d] = 0;
@@ -324,3 +324,142 @@ void et_idx_next(et_idx *it, uint32_t nops, ptrdiff_t (*strides)[ET_MAX_DIMS]) {
 }
 
 bool et_scalar_is_float(const et_value *v) { return v && v->tag == ET_TAG_DOUBLE; }
+
+/* ---------------- elementwise walking and copying ---------------- */
+et_status et_ew_prepare(et_ew *w, et_tensor *out, et_tensor *const *ins, uint32_t nin, bool resize) {
+  int32_t shape[ET_MAX_DIMS];
+  uint32_t nd = 0;
+  if (nin == 0 || nin + 1 > ET_IDX_MAX_OPS) return ET_ERR_INVALID_ARGUMENT;
+  nd = ins[0]->ndim;
+  for (uint32_t d = 0; d < nd; d++) shape[d] = ins[0]->sizes[d];
+  for (uint32_t k = 1; k < nin; k++) {
+    int32_t tmp[ET_MAX_DIMS];
+    int32_t r = et_broadcast_sizes(shape, nd, ins[k]->sizes, ins[k]->ndim, tmp);
+    if (r < 0) return ET_ERR_INVALID_ARGUMENT;
+    nd = (uint32_t)r;
+    for (uint32_t d = 0; d < nd; d++) shape[d] = tmp[d];
+  }
+  if (resize) {
+    et_status st = et_resize(out, nd, shape);
+    if (st != ET_OK) return st;
+  } else if (out->ndim != nd) {
+    return ET_ERR_INVALID_ARGUMENT;
+  }
+  w->nops = nin + 1;
+  w->n = (size_t)et_numel(out);
+  et_tensor_strides(out, w->st[0]);
+  for (uint32_t k = 0; k < nin; k++) et_bcast_strides(ins[k], nd, out->sizes, w->st[k + 1]);
+  et_idx_init(&w->it, nd, out->sizes);
+  return ET_OK;
+}
+
+void et_copy_elem(et_tensor *dst, ptrdiff_t di, const et_tensor *src, ptrdiff_t si) {
+  if (dst->dtype == src->dtype) {
+    size_t es = et_dtype_size(dst->dtype);
+    const uint8_t *s = (const uint8_t *)src->data + (size_t)si * es;
+    uint8_t *d = (uint8_t *)dst->data + (size_t)di * es;
+    for (size_t b = 0; b < es; b++) d[b] = s[b];
+    return;
+  }
+  if (et_dtype_is_float(dst->dtype) || et_dtype_is_float(src->dtype)) et_store_f(dst, di, et_load_f(src, si));
+  else et_store_i(dst, di, et_load_i(src, si));
+}
+
+void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st,
+                     const et_tensor *src, ptrdiff_t sbase, const ptrdiff_t *src_st,
+                     uint32_t ndim, const int32_t *sizes) {
+  size_t n = 1;
+  for (uint32_t d = 0; d < ndim; d++) n *= (size_t)sizes[d];
+  if (n == 0) return;
+  size_t es = et_dtype_size(dst->dtype);
+  bool same = dst->dtype == src->dtype;
+  /* rows: the innermost dim when both sides are unit-stride there */
+  uint32_t outer_nd = ndim;
+  size_t row = 1;
+  if (same && ndim > 0 && dst_st[ndim - 1] == 1 && src_st[ndim - 1] == 1) {
+    row = (size_t)sizes[ndim - 1];
+    outer_nd = ndim - 1;
+  }
+  et_idx it;
+  ptrdiff_t st[2][ET_MAX_DIMS];
+  for (uint32_t d = 0; d < outer_nd; d++) { st[0][d] = dst_st[d]; st[1][d] = src_st[d]; }
+  et_idx_init(&it, outer_nd, sizes);
+  size_t rows = n / row;
+  for (size_t r = 0; r < rows; r++) {
+    ptrdiff_t di = dbase + it.off[0], si = sbase + it.off[1];
+    if (row > 1) {
+      __builtin_memcpy((uint8_t *)dst->data + (size_t)di * es, (const uint8_t *)src->data + (size_t)si * es, row * es);
+    } else {
+      et_copy_elem(dst, di, src, si);
+    }
+    et_idx_next(&it, 2, st);
+  }
+}
+
+et_status et_copy_same_shape(et_tensor *out, const et_tensor *in) {
+  if (!et_same_shape(out, in)) return ET_ERR_INVALID_ARGUMENT;
+  size_t n = (size_t)et_numel(in);
+  if (out->dtype == in->dtype && et_is_contiguous(out) == et_is_contiguous(in) &&
+      (et_is_contiguous(in) || __builtin_memcmp(out->dim_order, in->dim_order, in->ndim) == 0)) {
+    if (out->data != in->data) __builtin_memmove(out->data, in->data, n * et_dtype_size(in->dtype));
+    return ET_OK;
+  }
+  ptrdiff_t so[ET_MAX_DIMS], si[ET_MAX_DIMS];
+  et_tensor_strides(out, so);
+  et_tensor_strides(in, si);
+  et_strided_copy(out, 0, so, in, 0, si, in->ndim, in->sizes);
+  return ET_OK;
+}
+
+et_status et_copy_reshape(et_tensor *out, const et_tensor *in) {
+  size_t n = (size_t)et_numel(in);
+  if ((size_t)et_numel(out) != n) return ET_ERR_INVALID_ARGUMENT;
+  if (out->dtype == in->dtype && et_is_contiguous(out) && et_is_contiguous(in)) {
+    if (out->data != in->data) __builtin_memmove(out->data, in->data, n * et_dtype_size(in->dtype));
+    return ET_OK;
+  }
+  et_idx a, b;
+  ptrdiff_t sa[1][ET_MAX_DIMS], sb[1][ET_MAX_DIMS];
+  et_tensor_strides(out, sa[0]);
+  et_tensor_strides(in, sb[0]);
+  et_idx_init(&a, out->ndim, out->sizes);
+  et_idx_init(&b, in->ndim, in->sizes);
+  for (size_t i = 0; i < n; i++) {
+    et_copy_elem(out, a.off[0], in, b.off[0]);
+    et_idx_next(&a, 1, sa);
+    et_idx_next(&b, 1, sb);
+  }
+  return ET_OK;
+}
+
+et_status et_arg_tensor(et_kctx *ctx, et_value *const *args, uint32_t i, et_tensor **t) {
+  if (!et_is_tensor(args[i]) || !args[i]->u.t) { ctx->err_detail = i; return ET_ERR_INVALID_ARGUMENT; }
+  *t = args[i]->u.t;
+  if (!(*t)->data && et_numel(*t) > 0) { ctx->err_detail = i; return ET_ERR_INVALID_ARGUMENT; }
+  if (!et_dtype_size((*t)->dtype)) { ctx->err_detail = i; return ET_ERR_INVALID_ARGUMENT; }
+  return ET_OK;
+}
+
+bool et_string_is(const et_value *v, const char *s) {
+  if (!v || v->tag != ET_TAG_STRING) return false;
+  uint32_t n = v->u.str->len, i = 0;
+  for (; i < n; i++) if (s[i] == 0 || s[i] != v->u.str->ptr[i]) return false;
+  return s[i] == 0;
+}
+
+bool et_same_layout(const et_tensor *a, const et_tensor *b) {
+  if (a->ndim != b->ndim) return false;
+  bool ca = et_is_contiguous(a), cb = et_is_contiguous(b);
+  if (ca || cb) return ca == cb;
+  return __builtin_memcmp(a->dim_order, b->dim_order, a->ndim) == 0;
+}
+
+et_status et_unary_prep(et_kctx *ctx, et_value *const *args, uint32_t nargs, uint32_t oi,
+                        et_tensor **in, et_tensor **out) {
+  if (nargs <= oi) return ET_ERR_INVALID_ARGUMENT;
+  et_status st;
+  if ((st = et_arg_tensor(ctx, args, 0, in)) != ET_OK) return st;
+  if ((st = et_arg_tensor(ctx, args, oi, out)) != ET_OK) return st;
+  if ((st = et_resize_like(*out, *in)) != ET_OK) { ctx->err_detail = oi; return st; }
+  return ET_OK;
+}
