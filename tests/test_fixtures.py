@@ -112,14 +112,17 @@ def test_ones_outputs_match_runtime(name):
 
 
 @needs_executorch
-@pytest.mark.parametrize("name", ["add", "cnn", "mlp_pt2e", "ops_shape"])
+@pytest.mark.parametrize("name", [n for n in CPU_BUNDLES if MANIFEST["models"][n]["flow"] != "cortex_m"])
 def test_python_interpreter_agrees_with_runtime(name):
     """The .pte interpreter used as the cortex_m:: reference gives the real runtime's numbers."""
     from etdeploy import oracle
-    for inputs, _ in oracle.bundled_cases(MODELS / f"{name}.bpte")["forward"][:1]:
-        for i, (a, b) in enumerate(zip(oracle.run_program_python(MODELS / f"{name}.pte", inputs),
-                                       oracle.run_reference(MODELS / f"{name}.pte", inputs))):
-            assert_close(a, b, f"{name} output {i}")
+    for method, cases in oracle.bundled_cases(MODELS / f"{name}.bpte").items():
+        inputs = cases[0][0]
+        py = oracle.run_program_python(MODELS / f"{name}.pte", inputs, method)
+        rt = oracle.run_reference(MODELS / f"{name}.pte", inputs, method)
+        assert len(py) == len(rt)
+        for i, (a, b) in enumerate(zip(py, rt)):
+            assert_close(a, b, f"{name}:{method} output {i}")
 
 
 @needs_executorch
