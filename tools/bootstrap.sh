@@ -33,7 +33,7 @@ if ((${#missing[@]})); then
 fi
 
 stamp="$VENV/.etdeploy-stamp"
-want="$(cat "$ROOT/requirements.txt" "$ROOT/requirements-ml.txt" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
+want="$(cat "$ROOT/requirements.txt" "$ROOT/requirements-ml.txt" "$ROOT/requirements-arm.txt" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
 fi
@@ -48,6 +48,8 @@ log "installing torch 2.13.0 + executorch 1.5.1 (about 2 minutes the first time)
 # torch first and alone: executorch's wheel declares no torch pin, the order keeps the CPU build.
 pip install torch==2.13.0
 pip install -r "$ROOT/requirements-ml.txt"
+log "installing the Arm export tools (Vela, TOSA) for the Ethos-U flow"
+pip install -r "$ROOT/requirements-arm.txt"
 pip install --no-deps -e "$ROOT"
 echo "$want" > "$stamp"
 log "ready: $VENV"
