@@ -1,0 +1,375 @@
+"""Portable kernels A (binary, unary, activation, softmax, reduce, shape, copy) against the real
+executorch runtime: tiny torch modules exported once (cached under .cache/kernels_a, keyed by the
+module source), bundled with their inputs into a .bpte, run on the host build of our runtime, and
+compared with the oracle's outputs. Also: etmath against numpy over many values."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "kernels_a"
+KDIR = ROOT / "firmware" / "kernels"
+sys.path.insert(0, str(ROOT / "tools"))
+
+# name -> (forward body with inputs a, b, c..., input specs (shape, dtype, kind))
+# kinds: "n" normal floats, "p" positive floats, "i" ints in [-9, 9], "b" bools, "s" small ints [1, 4]
+F, I32, I64, B = "float32", "int32", "int64", "bool"
+CASES: dict[str, tuple[str, list]] = {
+    "arith_bcast": ("return a + b, a - b, a * b, a / b, torch.add(a, b, alpha=2), torch.sub(a, b, alpha=0.5)",
+                    [((2, 3, 4), F, "n"), ((3, 1), F, "p")]),
+    "arith_same": ("return a + b, a - b, a * b, a / b", [((4, 8), F, "n"), ((4, 8), F, "p")]),
+    "arith_scalar": ("return a + 2.5, a - 1, a * 3, a / 3, 2 - a, 1.5 - a", [((3, 5), F, "n")]),
+    "arith_int": ("return a + b, a * 2, a - b, a / 2, a * b, b + 1",
+                  [((2, 6), I32, "i"), ((2, 6), I64, "i")]),
+    "arith_mixed": ("return a + b, b * a, a - b", [((2, 6), I32, "i"), ((6,), F, "n")]),
+    "div_modes": ("return (torch.div(a, b, rounding_mode='floor'), torch.div(a, b, rounding_mode='trunc'),"
+                  " torch.div(c, d, rounding_mode='floor'), torch.div(c, d, rounding_mode='trunc'),"
+                  " torch.div(c, 3, rounding_mode='floor'))",
+                  [((3, 4), F, "n"), ((3, 4), F, "p"), ((3, 4), I64, "i"), ((3, 4), I64, "s")]),
+    "compare": ("return a < b, a <= 0.5, a == b, a != 1, a > b, a >= b, a > 0, a == 0, a != b, a <= b, a >= 0.25, a < 0",
+                [((2, 3, 4), F, "n"), ((4,), F, "n")]),
+    "compare_int": ("return a < b, a == 3, a > 2.5, a >= b, b != a", [((3, 4), I32, "i"), ((3, 4), I64, "i")]),
+    "logical_where": ("return torch.logical_not(a > 0), torch.where(a > 0, a, b), torch.where(c, a, 0.5 * a), torch.logical_not(c)",
+                      [((2, 5), F, "n"), ((5,), F, "n"), ((2, 5), B, "b")]),
+    "activations": ("return (F.relu(a), F.hardtanh(a), F.hardtanh(a, -0.5, 2.0), torch.sigmoid(a), torch.tanh(a),"
+                    " F.gelu(a), F.gelu(a, approximate='tanh'), F.hardswish(a), F.hardsigmoid(a))",
+                    [((4, 16), F, "w")]),
+    "clamps": ("return a.clamp(-0.5, 0.5), a.clamp(min=0.1), a.clamp(max=-0.2), a.clamp(b, b + 1), c.clamp(-2, 3)",
+               [((3, 4), F, "n"), ((4,), F, "n"), ((3, 4), I32, "i")]),
+    "neg_abs": ("return -a, a.abs(), -c, c.abs()", [((3, 4), F, "n"), ((1,), F, "n"), ((3, 4), I64, "i")]),
+    "softmax": ("return F.softmax(a, -1), F.log_softmax(a, 1), F.softmax(a, 0), F.log_softmax(a * 20, -1)",
+                [((3, 5, 7), F, "n")]),
+    "reduce": ("return a.mean(-1), a.mean((0, 2), keepdim=True), a.sum(1), a.amax(-1), a.sum(), a.amax((0, 1), keepdim=True), c.sum(0)",
+               [((2, 3, 40), F, "n"), ((1,), F, "n"), ((4, 3), I32, "i")]),
+    "permute_view": ("return a.permute(2, 0, 1) * 1.0, (a * 2).view(6, 4), (a + 1).reshape(-1, 3), a.transpose(0, 1) * 1.0",
+                     [((2, 3, 4), F, "n")]),
+    "squeeze": ("return a[:, :1].squeeze(1) * 2, (a * 1).unsqueeze(0) * 1, (a * 1).unsqueeze(-1) * 1, a[:1].squeeze() * 1",
+                [((2, 3, 4), F, "n")]),
+    "expand_slice": ("return (a[:, :, :1].expand(2, 3, 5) * 1, a[:, 1:3] * 1, a[..., ::2] * 1, a[:, -2:] * 1,"
+                     " a[:, 1] * 1, a[:, :, -1] * 1, b.expand(2, 3, 4) * 1)",
+                     [((2, 3, 4), F, "n"), ((3, 1), F, "n")]),
+    "cat_split": ("x, y, z = a.split([1, 2, 1], 1); return torch.cat([a, b], 1), torch.cat([a, a], -1), x * 1, y * 1, z * 1, torch.cat([b, a, b], 1)",
+                  [((2, 4, 3), F, "n"), ((2, 1, 3), F, "n")]),
+    "pad": ("return F.pad(a, (1, 2)), F.pad(a, (0, 1, 2, 0), value=1.5), F.pad(a, (-1, 1))",
+            [((2, 3, 4), F, "n")]),
+    "copies": ("return a.clone(), a.to(torch.int32), a.permute(0, 2, 1).contiguous(), c.to(torch.float32), (a > 0).to(torch.float32)",
+               [((2, 3, 4), F, "n"), ((1,), F, "n"), ((2, 3), I64, "i")]),
+    "channels_last": ("return (a * 2).to(memory_format=torch.channels_last), a.to(memory_format=torch.channels_last) + 1",
+                      [((1, 2, 3, 4), F, "n")]),
+    "fills": ("return torch.full((3, 4), 1.5) + a, torch.zeros_like(a) + 1, torch.ones_like(a) * a, torch.full_like(a, 2.0) + a",
+              [((3, 4), F, "n")]),
+    "half": ("h = a.to(torch.float16); return (h * 2 + h).to(torch.float32), h.to(torch.float32), (a.to(torch.bfloat16) * 3).to(torch.float32)",
+             [((3, 4), F, "n")]),
+}
+
+HEADER = "import torch\nimport torch.nn.functional as F\n"
+
+
+def _source(name: str) -> str:
+    body, specs = CASES[name]
+    args = ", ".join("abcdefg"[i] for i in range(len(specs)))
+    stmts = "\n".join("        " + s.strip() for s in body.split(";"))
+    return HEADER + f"class M(torch.nn.Module):\n    def forward(self, {args}):\n{stmts}\n"
+
+
+def _inputs(name: str) -> list[np.ndarray]:
+    _, specs = CASES[name]
+    rng = np.random.default_rng(int(hashlib.sha256(name.encode()).hexdigest()[:8], 16))
+    out = []
+    for shape, dt, kind in specs:
+        if kind == "n":
+            a = rng.standard_normal(shape)
+        elif kind == "w":
+            a = rng.uniform(-6, 6, shape)
+        elif kind == "p":
+            a = rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape)
+        elif kind == "i":
+            a = rng.integers(-9, 10, shape)
+        elif kind == "s":
+            a = rng.integers(1, 5, shape) * rng.choice([-1, 1], shape)
+        else:
+            a = rng.integers(0, 2, shape).astype(bool)
+        out.append(np.asarray(a).astype(dt))
+    return out
+
+
+def _key(name: str) -> str:
+    import importlib.metadata as md
+    h = hashlib.sha256(_source(name).encode())
+    h.update(json.dumps(CASES[name][1]).encode())
+    for pkg in ("torch", "executorch"):
+        try:
+            h.update(md.version(pkg).encode())
+        except md.PackageNotFoundError:
+            pass
+    return h.hexdigest()[:16]
+
+
+def _export(name: str) -> Path:
+    """-> dir with model.pte, model.bpte (inputs + reference outputs), ref.npz, ops.json"""
+    d = CACHE / f"{name}-{_key(name)}"
+    if (d / "ops.json").exists():
+        return d
+    import torch
+    from executorch.exir import to_edge_transform_and_lower
+    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+    from executorch.devtools.bundled_program.core import BundledProgram
+    from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
+    from etdeploy import oracle
+    ns: dict = {}
+    exec(compile(_source(name), f"<kernels_a:{name}>", "exec"), ns)
+    inputs = _inputs(name)
+    ex = tuple(torch.from_numpy(a.copy()) for a in inputs)
+    prog = to_edge_transform_and_lower(torch.export.export(ns["M"]().eval(), ex)).to_executorch()
+    d.mkdir(parents=True, exist_ok=True)
+    pte = d / "model.pte"
+    pte.write_bytes(prog.buffer)
+    ref = oracle.run_reference(pte, inputs)
+    bp = BundledProgram(prog, [MethodTestSuite("forward", [MethodTestCase(
+        inputs=list(ex), expected_outputs=[torch.from_numpy(np.ascontiguousarray(r)) for r in ref])])])
+    (d / "model.bpte").write_bytes(serialize_from_bundled_program_to_flatbuffer(bp))
+    np.savez(d / "ref.npz", *ref)
+    ops = [f"{o.name}.{o.overload}" for o in prog.executorch_program.execution_plan[0].operators]
+    (d / "ops.json").write_text(json.dumps(ops))
+    return d
+
+
+def _compare(ours, ref, what):
+    assert len(ours) == len(ref), f"{what}: {len(ours)} outputs, reference has {len(ref)}"
+    for k, (o, r) in enumerate(zip(ours, ref)):
+        o, r = np.asarray(o), np.asarray(r)
+        assert o.shape == r.shape, f"{what}[{k}]: shape {o.shape} != {r.shape}"
+        assert o.dtype == r.dtype, f"{what}[{k}]: dtype {o.dtype} != {r.dtype}"
+        if np.issubdtype(r.dtype, np.floating):
+            o64, r64 = o.astype(np.float64), r.astype(np.float64)
+            assert np.array_equal(np.isnan(o64), np.isnan(r64)), f"{what}[{k}]: NaN positions differ"
+            fin = ~np.isnan(r64)
+            scale = max(1.0, float(np.max(np.abs(r64[fin]), initial=0.0)))
+            err = float(np.max(np.abs(o64[fin] - r64[fin]), initial=0.0))
+            assert err <= 1e-5 * scale, f"{what}[{k}]: max abs err {err:g} (scale {scale:g})\nours={o}\nref={r}"
+        else:
+            assert np.array_equal(o, r), f"{what}[{k}]: values differ\nours={o}\nref={r}"
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_case(name):
+    from support.hostrun import run_host
+    d = _export(name)
+    ref_npz = np.load(d / "ref.npz")
+    ref = [ref_npz[f"arr_{i}"] for i in range(len(ref_npz.files))]
+    ours = run_host(d / "model.bpte")
+    _compare(ours, ref, name)
+
+
+REQUIRED_OPS = {
+    "aten::add.out", "aten::sub.out", "aten::mul.out", "aten::div.out", "aten::div.out_mode",
+    "aten::lt.Tensor_out", "aten::le.Scalar_out", "aten::eq.Tensor_out", "aten::ne.Scalar_out",
+    "aten::gt.Tensor_out", "aten::ge.Tensor_out", "aten::logical_not.out", "aten::where.self_out",
+    "aten::relu.out", "aten::hardtanh.out", "aten::sigmoid.out", "aten::tanh.out", "aten::gelu.out",
+    "aten::clamp.out", "aten::clamp.Tensor_out", "aten::neg.out", "aten::abs.out",
+    "aten::_softmax.out", "aten::_log_softmax.out", "aten::mean.out", "aten::sum.IntList_out", "aten::amax.out",
+    "aten::permute_copy.out", "aten::view_copy.out", "aten::squeeze_copy.dims_out", "aten::unsqueeze_copy.out",
+    "aten::expand_copy.out", "aten::slice_copy.Tensor_out", "aten::select_copy.int_out", "aten::cat.out",
+    "aten::split_with_sizes_copy.out", "aten::constant_pad_nd.out", "aten::full.out", "aten::full_like.out",
+    "dim_order_ops::_clone_dim_order.out", "dim_order_ops::_to_dim_order_copy.out",
+}
+
+
+@pytest.mark.build
+def test_cases_cover_the_ops():
+    from etdeploy import kernels
+    seen = set()
+    for name in CASES:
+        seen.update(json.loads((_export(name) / "ops.json").read_text()))
+    missing = REQUIRED_OPS - seen
+    assert not missing, f"no test case exercises {sorted(missing)}"
+    cat = kernels.catalogue()
+    assert not (seen - set(cat)), f"ops without kernels: {sorted(seen - set(cat))}"
+
+
+# ---------------- etmath against numpy ----------------
+DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "etmath.h"
+#include "et_kernel.h"
+int main(int argc, char **argv) {
+  (void)argc;
+  FILE *f = fopen(argv[2], "rb"); fseek(f, 0, SEEK_END); long n = ftell(f) / 4; fseek(f, 0, SEEK_SET);
+  float *x = malloc(n * 4 + 16); float *y = malloc(n * 8 + 16);
+  if (fread(x, 4, n, f) != (size_t)n) return 2;
+  fclose(f);
+  const char *fn = argv[1];
+  FILE *o = fopen(argv[3], "wb");
+  if (!strcmp(fn, "f2h")) { uint16_t *h = (uint16_t *)y; for (long i = 0; i < n; i++) h[i] = et_float_to_half(x[i]); fwrite(h, 2, n, o); }
+  else if (!strcmp(fn, "f2bf")) { uint16_t *h = (uint16_t *)y; for (long i = 0; i < n; i++) h[i] = et_float_to_bf16(x[i]); fwrite(h, 2, n, o); }
+  else if (!strcmp(fn, "f2d")) { uint64_t *d = (uint64_t *)y; for (long i = 0; i < n; i++) d[i] = et_float_to_double_bits(x[i]); fwrite(d, 8, n, o); }
+  else if (!strcmp(fn, "d2f")) { uint64_t *d = (uint64_t *)x; for (long i = 0; i < n / 2; i++) y[i] = et_double_bits_to_float(d[i]); fwrite(y, 4, n / 2, o); }
+  else if (!strcmp(fn, "fmod")) { for (long i = 0; i < n / 2; i++) y[i] = et_fmodf(x[2 * i], x[2 * i + 1]); fwrite(y, 4, n / 2, o); }
+  else {
+    for (long i = 0; i < n; i++) {
+      float v = x[i];
+      if (!strcmp(fn, "exp")) y[i] = et_expf(v);
+      else if (!strcmp(fn, "expm1")) y[i] = et_expm1f(v);
+      else if (!strcmp(fn, "log")) y[i] = et_logf(v);
+      else if (!strcmp(fn, "log1p")) y[i] = et_log1pf(v);
+      else if (!strcmp(fn, "tanh")) y[i] = et_tanhf(v);
+      else if (!strcmp(fn, "sigmoid")) y[i] = et_sigmoidf(v);
+      else if (!strcmp(fn, "erf")) y[i] = et_erff(v);
+      else if (!strcmp(fn, "sqrt")) y[i] = et_sqrtf(v);
+      else if (!strcmp(fn, "floor")) y[i] = et_floorf(v);
+      else if (!strcmp(fn, "ceil")) y[i] = et_ceilf(v);
+      else if (!strcmp(fn, "trunc")) y[i] = et_truncf(v);
+      else if (!strcmp(fn, "round")) y[i] = et_roundf(v);
+      else return 3;
+    }
+    fwrite(y, 4, n, o);
+  }
+  fclose(o);
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module", params=["hw", "soft"])
+def mathexe(request, tmp_path_factory):
+    d = tmp_path_factory.mktemp(f"etmath_{request.param}")
+    (d / "drv.c").write_text(textwrap.dedent(DRIVER))
+    exe = d / "drv"
+    extra = ["-DETMATH_NO_HW"] if request.param == "soft" else []
+    subprocess.run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
+                    "-fno-sanitize-recover=undefined", *extra, f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
+                    str(d / "drv.c"), str(KDIR / "etmath.c"), str(KDIR / "kernel_util.c"), "-o", str(exe)],
+                   check=True, capture_output=True)
+
+    def run(fn, x, out_dtype=np.float32):
+        np.ascontiguousarray(x).tofile(d / "in.bin")
+        subprocess.run([str(exe), fn, str(d / "in.bin"), str(d / "out.bin")], check=True,
+                       env={"ASAN_OPTIONS": "detect_leaks=0"})
+        return np.fromfile(d / "out.bin", out_dtype)
+    return run
+
+
+_rng = np.random.default_rng(7)
+_SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 1e-45, -1e-45,
+                     1.1754942e-38, 3.4028235e38, -3.4028235e38, 88.72283, 88.72284, -103.97, -103.98,
+                     8388607.5, 16777215.0], np.float32)
+_BITS = _rng.integers(0, 2**32, 200000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+
+
+def _uni(lo, hi, n=100000):
+    return _rng.uniform(lo, hi, n).astype(np.float32)
+
+
+def _erf(x):
+    import math
+    return np.array([math.erf(v) if not math.isnan(v) else v for v in x.tolist()])
+
+
+MATH = {  # fn: (reference on float64, inputs, max ulp)
+    "exp": (np.exp, [_SPECIAL, _BITS, _uni(-104, 89), _uni(-1, 1)], 1.5),
+    "expm1": (np.expm1, [_SPECIAL, _BITS, _uni(-20, 89), _uni(-1, 1), _uni(-1e-4, 1e-4)], 2.0),
+    "log": (np.log, [_SPECIAL, np.abs(_BITS), _uni(0, 10), _uni(0.5, 2)], 1.5),
+    "log1p": (np.log1p, [_SPECIAL, _BITS, _uni(-1, 10), _uni(-1e-3, 1e-3)], 2.0),
+    "tanh": (np.tanh, [_SPECIAL, _BITS, _uni(-10, 10), _uni(-1e-2, 1e-2)], 3.0),
+    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), [_SPECIAL, _BITS, _uni(-100, 100)], 3.0),
+    "erf": (_erf, [_SPECIAL, _BITS[:20000], _uni(-5, 5, 50000)], 3.0),
+    "sqrt": (np.sqrt, [_SPECIAL, _BITS, np.abs(_BITS)], 0.5),
+    "floor": (np.floor, [_SPECIAL, _BITS, _uni(-100, 100)], 0.0),
+    "ceil": (np.ceil, [_SPECIAL, _BITS, _uni(-100, 100)], 0.0),
+    "trunc": (np.trunc, [_SPECIAL, _BITS, _uni(-100, 100)], 0.0),
+    "round": (np.round, [_SPECIAL, _BITS, _uni(-100, 100), (np.arange(-200, 200) / 2).astype(np.float32)], 0.0),
+}
+
+
+@pytest.mark.parametrize("fn", sorted(MATH))
+def test_etmath_ulp(mathexe, fn):
+    ref_fn, sets, max_ulp = MATH[fn]
+    x = np.concatenate(sets).astype(np.float32)
+    y = mathexe(fn, x)
+    with np.errstate(all="ignore"):
+        ref = ref_fn(x.astype(np.float64))
+    ref32 = ref.astype(np.float32)
+    both = np.isfinite(ref32) & np.isfinite(y)
+    nonfin_ok = (np.isnan(y) & np.isnan(ref32)) | (y == ref32) | both
+    assert nonfin_ok.all(), f"{fn}: special values differ at {x[~nonfin_ok][:5]}: {y[~nonfin_ok][:5]} vs {ref32[~nonfin_ok][:5]}"
+    sp = np.maximum(np.spacing(np.abs(ref32[both])).astype(np.float64), 2.0**-149)
+    ulp = np.abs(y[both].astype(np.float64) - ref[both]) / sp
+    worst = int(np.argmax(ulp))
+    # rounding functions are exact: compare bits (signed zeros included)
+    if max_ulp == 0.0:
+        assert np.array_equal(y[both], ref32[both]) and np.array_equal(np.signbit(y[both]), np.signbit(ref32[both]))
+    else:
+        assert ulp[worst] <= max_ulp, f"{fn}: {ulp[worst]:.2f} ulp at x={x[both][worst]!r}"
+
+
+def test_etmath_fmod_exact(mathexe):
+    a = np.concatenate([_SPECIAL, _BITS[:100000], _uni(-100, 100)]).astype(np.float32)
+    b = np.roll(a[::-1], 7)
+    y = mathexe("fmod", np.stack([a, b], 1).reshape(-1))
+    with np.errstate(all="ignore"):
+        r = np.fmod(a, b)
+    same = (y.view(np.uint32) == r.view(np.uint32)) | (np.isnan(y) & np.isnan(r))
+    assert same.all(), f"fmod differs at {a[~same][:3]}, {b[~same][:3]}"
+
+
+def test_conversions_exact(mathexe):
+    x = np.concatenate([_SPECIAL, _BITS, _uni(-70000, 70000), _uni(-1e-4, 1e-4), _uni(-1e-7, 1e-7)]).astype(np.float32)
+    h = mathexe("f2h", x, np.uint16)
+    ok = (h == x.astype(np.float16).view(np.uint16)) | np.isnan(x)
+    assert ok.all(), f"float->half differs at {x[~ok][:5]}"
+    bf = mathexe("f2bf", x, np.uint16)
+    u = x.view(np.uint32).astype(np.uint64)
+    ref_bf = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    ok = (bf == ref_bf) | np.isnan(x)
+    assert ok.all(), f"float->bf16 differs at {x[~ok][:5]}"
+    d = mathexe("f2d", x, np.uint64)
+    ok = (d == x.astype(np.float64).view(np.uint64)) | np.isnan(x)
+    assert ok.all()
+    xd = np.concatenate([x.astype(np.float64), _rng.uniform(-1e39, 1e39, 50000),
+                         np.exp(_rng.uniform(-110, 110, 100000)) * _rng.choice([-1, 1], 100000),
+                         _rng.integers(0, 2**64, 100000, dtype=np.uint64).view(np.float64),
+                         np.array([2.0**-150, 3 * 2.0**-151, 2.0**-149 * 1.5, 5e-324, 1e308, -np.inf])])
+    y = mathexe("d2f", xd.view(np.float32))
+    with np.errstate(all="ignore"):
+        r = xd.astype(np.float32)
+    ok = (y.view(np.uint32) == r.view(np.uint32)) | (np.isnan(r) & np.isnan(y))
+    assert ok.all(), f"double->float differs at {xd[~ok][:5]}"
+
+
+TARGETS = {
+    "cortex-m55": ["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-Os"],
+    "cortex-m4": ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os"],
+    "lx106": ["xtensa-lx106-elf-gcc", "-ffreestanding", "-Os"],
+}
+MY_FILES = ["kernel_util.c", "etmath.c", "binary.c", "unary.c", "activation.c", "softmax.c", "reduce.c",
+            "shape.c", "copy.c"]
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_cross_compile_clean(target, tmp_path):
+    import shutil
+    cc = TARGETS[target]
+    if not shutil.which(cc[0]):
+        pytest.skip(f"{cc[0]} not installed")
+    for f in MY_FILES:
+        obj = tmp_path / (f + ".o")
+        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion",
+                            "-fsingle-precision-constant", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
+                            "-c", str(KDIR / f), "-o", str(obj)], capture_output=True, text=True)
+        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
+        if target == "lx106":
+            nm = subprocess.run(["xtensa-lx106-elf-nm", "-u", str(obj)], capture_output=True, text=True).stdout
+            dbl = [s for s in nm.split() if s.startswith("__") and ("df" in s)]
+            assert not dbl, f"{f} needs double helpers {dbl}"
