@@ -68,12 +68,14 @@ uint64_t bsp_cycles(void) {
 #define ADP_STOPPED_APPLICATION_EXIT 0x20026u
 #define ADP_STOPPED_RUNTIME_ERROR 0x20023u
 
+#if defined(BSP_EXIT_SEMIHOST) && BSP_EXIT_SEMIHOST
 static uint32_t semihost(uint32_t op, const void *arg) {
   register uint32_t r0 __asm__("r0") = op;
   register const void *r1 __asm__("r1") = arg;
   __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
   return r0;
 }
+#endif
 
 volatile int bsp_exit_status;   /* for a debugger on boards that halt */
 

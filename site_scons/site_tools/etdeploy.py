@@ -1,0 +1,167 @@
+"""SCons tool `etdeploy`: build options, the board and its toolchain, compile and link.
+All decisions come from the etdeploy package (config, buildenv, ldscript); this file only maps
+them onto SCons. Errors are printed as one readable line and end the build."""
+import importlib
+import os
+import sys
+
+import SCons.Script as S
+
+# SCons registers this tool module as sys.modules["etdeploy"], the name of the package it drives.
+# Put the real package back under that name (the tool module lives on in SCons' Tool object), with
+# the tool dirs off sys.path so that the import finds tools/etdeploy/, not this file.
+if getattr(sys.modules.get(__name__), "__file__", None) == __file__:
+    del sys.modules[__name__]
+    _saved = sys.path[:]
+    sys.path[:] = [p for p in sys.path if os.path.basename(os.path.normpath(p or ".")) != "site_tools"]
+    try:
+        importlib.import_module("etdeploy")
+    finally:
+        sys.path[:] = _saved
+
+OPTION_HELP = "etdeploy options (scons name=value ...)"
+
+
+def options(opts):
+    opts.Add("board", "board(s) to build, comma-separated (`scons boards` lists them)", "host")
+    opts.Add("pte", "program(s) to bake in: comma-separated .pte/.bpte paths (none: the minimal image)", "")
+    opts.Add("model", "a fixture name from tests/models (<name>.bpte or .pte) when pte= is not given", "")
+    opts.Add("arena_region", "memory region for planned arenas and method pools (default: board placement)", "")
+    opts.Add(S.BoolVariable("run", "run the image after building (emulator, host or device, from board data)",
+                            False))
+    opts.Add("timeout", "run timeout in seconds", "60")
+    opts.Add(S.EnumVariable("etdump", "profiling events: 0 off, 1 per-operator cycles, debug also values", "0",
+                            allowed_values=("0", "1", "debug")))
+    opts.Add("atol", "absolute tolerance when comparing outputs with a .bpte's expected outputs", "1e-5")
+    opts.Add("rtol", "relative tolerance when comparing outputs", "1e-5")
+    opts.Add(S.EnumVariable("opt", "optimisation level (-O<opt>)", "2",
+                            allowed_values=("0", "1", "2", "3", "s", "z", "g")))
+    opts.Add(S.EnumVariable("inputs", "baked: default inputs / bundled cases; link: the host sends inputs",
+                            "baked", allowed_values=("baked", "link")))
+    opts.Add("ethosu_driver", "path to Arm's ethos-u-core-driver, for programs delegated to Ethos-U", "")
+    opts.Add("runner", "override the board's runner for run=1 (e.g. fvp)", "")
+    opts.Add(S.BoolVariable("icount", "deterministic QEMU instruction counting (-icount shift=0)", False))
+    opts.Add(S.BoolVariable("verbose", "print full command lines instead of short progress lines", False))
+
+
+def exists(env):
+    return True
+
+
+def fail(err):
+    """Print an etdeploy error and stop (exit code from the error class)."""
+    sys.stderr.write(f"etdeploy: error: {err}\n")
+    S.Exit(getattr(err, "exit_code", 2))
+
+
+def _only_listing():
+    t = set(S.COMMAND_LINE_TARGETS)
+    return S.GetOption("help") or (t and t <= {"boards"})
+
+
+def generate(env, unknown=None, **kw):
+    from etdeploy import config, errors
+    if unknown:
+        fail(errors.UnknownOption(sorted(unknown), sorted(k for k in env["ETD_OPTION_NAMES"])))
+    env["ETD_ROOT"] = str(config.ROOT)
+    env["ETD_FAIL"] = fail
+    names = [b.strip() for b in env.get("board", "host").split(",") if b.strip()]
+    env["ETD_BOARDS"] = []
+    if _only_listing():
+        return
+    try:
+        env["ETD_BOARDS"] = [config.load_board(n) for n in names]
+    except errors.EtdeployError as e:
+        fail(e)
+    env.AddMethod(board_env, "EtBoard")
+
+
+def _defines(d):
+    """C string values ("...") escaped for the shell command line."""
+    out = []
+    for k, v in d.items():
+        if isinstance(v, str) and len(v) >= 2 and v[0] == v[-1] == '"':
+            v = '\\"' + v[1:-1] + '\\"'
+        out.append((k, v))
+    return out
+
+
+def _quiet(env):
+    if env.get("verbose"):
+        return
+    env["CCCOMSTR"] = "CC $SOURCE"
+    env["ASPPCOMSTR"] = "AS $SOURCE"
+    env["ASCOMSTR"] = "AS $SOURCE"
+    env["LINKCOMSTR"] = "LD $TARGET"
+
+
+def board_env(env, board):
+    """A clone of env set up for one board: toolchain tool, flags, defines, output dir."""
+    from etdeploy import buildenv, errors
+    try:
+        plan = buildenv.plan(board, env.get("opt", "2"))
+    except errors.EtdeployError as e:
+        fail(e)
+    benv = env.Clone()
+    benv["ETD_BOARD"] = board
+    benv["ETD_PLAN"] = plan
+    benv["ETD_OUT"] = benv.Dir(f"#build/{board.name}")
+    benv.Tool(plan.toolchain.tool)
+    benv.Append(CCFLAGS=plan.ccflags, CFLAGS=plan.cflags, LINKFLAGS=plan.linkflags, LIBS=plan.libs,
+                CPPPATH=[str(d) for d in plan.include_dirs])
+    benv.Append(CPPDEFINES=_defines(plan.defines))
+    _quiet(benv)
+    benv.AddMethod(firmware, "EtFirmware")
+    return benv
+
+
+def _obj_path(env, src):
+    from pathlib import Path
+    out = Path(env["ETD_OUT"].abspath)
+    src = Path(str(src)).resolve()
+    root = Path(env["ETD_ROOT"])
+    try:
+        rel = src.relative_to(out)
+        rel = Path("gen") / rel.relative_to("gen") if rel.parts[0] == "gen" else rel
+    except ValueError:
+        try:
+            rel = src.relative_to(root)
+        except ValueError:
+            rel = Path("ext") / src.name
+    return str(out / "obj" / rel.with_suffix(".o"))
+
+
+def firmware(env, sources, extra_defines=None, include_dirs=(), depends=(), arena_region=None):
+    """Compile sources + board support, link build/<board>/firmware.elf (+ firmware.map)."""
+    from etdeploy import errors, ldscript
+    board, plan, out = env["ETD_BOARD"], env["ETD_PLAN"], env["ETD_OUT"]
+    e = env.Clone()
+    if extra_defines:
+        e.Append(CPPDEFINES=_defines(extra_defines))
+    if include_dirs:
+        e.Prepend(CPPPATH=[str(d) for d in include_dirs])
+    objs = []
+    for src in list(sources) + list(plan.bsp_sources):
+        o = e.Object(target=_obj_path(e, src), source=str(src))
+        if depends:
+            e.Depends(o, [str(d) for d in depends])
+        objs += o
+    elf = out.File("firmware.elf")
+    mapf = out.File("firmware.map")
+    e.Append(LINKFLAGS=[f"-Wl,-Map,{mapf.abspath}"])
+    if plan.linker_script:
+        try:
+            text = ldscript.render(board, arena_region or None)
+        except errors.EtdeployError as err:
+            fail(err)
+        ld = out.File("firmware.gen.ld")
+
+        def write_ld(target, source, env):
+            with open(str(target[0]), "w") as f:
+                f.write(source[0].get_contents().decode())
+        e.Command(ld, e.Value(text), S.Action(write_ld, None if e.get("verbose") else "GEN $TARGET"))
+        e.Append(LINKFLAGS=[f"-T{ld.abspath}"])
+        e.Depends(elf, ld)
+    prog = e.Program(target=elf, source=objs)
+    e.SideEffect(mapf, prog)
+    return prog

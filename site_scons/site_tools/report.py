@@ -1,0 +1,33 @@
+"""SCons tool `report`: build/<board>/report.json and a printed summary of used/free bytes per
+memory region, placed model/arena/pool symbols and kernels, read back from the ELF
+(etdeploy.elfreport). The bake report (programs, plan fit) is merged in when there is one."""
+import json
+
+
+def exists(env):
+    return True
+
+
+def report(env, elf, bake_report=None):
+    import SCons.Script as S
+    board, out = env["ETD_BOARD"], env["ETD_OUT"]
+    target = out.File("report.json")
+    bake_json = json.dumps(bake_report or {}, sort_keys=True, default=str)
+
+    def build(target, source, env):
+        from etdeploy import elfreport
+        rep = elfreport.report(source[0].abspath, board, out.File("firmware.map").abspath)
+        if bake_report:
+            rep["bake"] = bake_report
+        with open(target[0].abspath, "w") as f:
+            json.dump(rep, f, indent=1, default=str)
+            f.write("\n")
+        print(elfreport.summary(rep))
+        return 0
+    node = env.Command(target, elf, S.Action(build, None if env.get("verbose") else "REPORT $TARGET"))
+    env.Depends(node, env.Value(bake_json))
+    return node
+
+
+def generate(env):
+    env.AddMethod(report, "EtReport")
