@@ -33,7 +33,11 @@ def run(env, elf, after=(), minimal=False):
                 return 0 if ok else 1
             res = runners.run(board, source[0].abspath, out.Dir("run").abspath, timeout=timeout,
                               runner=env.get("runner") or None, icount=bool(env.get("icount")))
-            print(f"run: {getattr(res, 'status', 'done')}")
+            try:
+                from etdeploy.cli.run import print_result
+                print_result(res, __import__("pathlib").Path(out.Dir("run").abspath))
+            except (ImportError, AttributeError):
+                print(f"run: {getattr(res, 'status', 'done')}")
             return 0
         except errors.EtdeployError as e:
             print(f"etdeploy: error: {e}")

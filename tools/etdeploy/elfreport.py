@@ -17,7 +17,7 @@ from elftools.elf.elffile import ELFFile
 
 from .errors import BuildError
 
-PLACED = re.compile(r"^et_(model_blob|arena|pool)_")
+PLACED = re.compile(r"^et_(model_blob_\d+|arena_\d+_\d+_\d+|pool_\d+_\d+)$")
 
 
 def _lma_map(e: ELFFile) -> dict[str, int]:
