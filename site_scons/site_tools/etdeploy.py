@@ -41,6 +41,7 @@ def options(opts):
     opts.Add("ethosu_driver", "path to Arm's ethos-u-core-driver, for programs delegated to Ethos-U", "")
     opts.Add("runner", "override the board's runner for run=1 (e.g. fvp)", "")
     opts.Add(S.BoolVariable("icount", "deterministic QEMU instruction counting (-icount shift=0)", False))
+    opts.Add("build_dir", "where build/<board>/ trees go (default: build in the repo)", "build")
     opts.Add(S.BoolVariable("verbose", "print full command lines instead of short progress lines", False))
 
 
@@ -65,6 +66,7 @@ def generate(env, unknown=None, **kw):
         fail(errors.UnknownOption(sorted(unknown), sorted(k for k in env["ETD_OPTION_NAMES"])))
     env["ETD_ROOT"] = str(config.ROOT)
     env["ETD_FAIL"] = fail
+    env["ETD_BUILD_DIR"] = build_dir(env)
     names = [b.strip() for b in env.get("board", "host").split(",") if b.strip()]
     env["ETD_BOARDS"] = []
     if _only_listing():
@@ -74,6 +76,13 @@ def generate(env, unknown=None, **kw):
     except errors.EtdeployError as e:
         fail(e)
     env.AddMethod(board_env, "EtBoard")
+
+
+def build_dir(env, name=None):
+    """#build (or the build_dir option, absolute or relative to the top dir), / name."""
+    d = env.get("build_dir") or "build"
+    d = d if os.path.isabs(d) else "#" + d
+    return f"{d}/{name}" if name else d
 
 
 def _defines(d):
@@ -105,7 +114,7 @@ def board_env(env, board):
     benv = env.Clone()
     benv["ETD_BOARD"] = board
     benv["ETD_PLAN"] = plan
-    benv["ETD_OUT"] = benv.Dir(f"#build/{board.name}")
+    benv["ETD_OUT"] = benv.Dir(build_dir(env, board.name))
     benv.Tool(plan.toolchain.tool)
     benv.Append(CCFLAGS=plan.ccflags, CFLAGS=plan.cflags, LINKFLAGS=plan.linkflags, LIBS=plan.libs,
                 CPPPATH=[str(d) for d in plan.include_dirs])
