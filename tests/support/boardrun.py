@@ -1,0 +1,29 @@
+"""Build and run a program on a board the way a user does: `scons board=<b> pte=<file> run=1`.
+Test builds go under .cache/boardtests (not the user's build/)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / ".cache" / "boardtests"
+
+
+def scons(board: str, *opts: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "SCons", "-Q", f"board={board}", f"build_dir={BUILD}", *opts]
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def build_and_run(board: str, pte: Path | str, *opts: str, timeout: float = 600) -> dict:
+    """Returns result.json (with 'arrays': outputs as numpy) and the process for its messages."""
+    p = scons(board, f"pte={pte}", "run=1", *opts, timeout=timeout)
+    run_dir = BUILD / board / "run"
+    doc = json.loads((run_dir / "result.json").read_text()) if (run_dir / "result.json").exists() else {}
+    doc["_stdout"], doc["_stderr"], doc["_rc"] = p.stdout, p.stderr, p.returncode
+    doc["arrays"] = [np.load(run_dir / o["file"]) if "file" in o else np.asarray(o.get("values"))
+                     for o in doc.get("outputs", [])]
+    return doc

@@ -1,0 +1,70 @@
+"""Every CPU fixture on every board that runs here (QEMU corstone300 and mps2-an386, QEMU Xtensa,
+qemu-aarch64 for android-arm64, the host), built and run with scons: bundled test cases pass
+against expected outputs, outputs for the default all-ones inputs equal the real executorch
+runtime's (cortex_m:: programs: the package's Python reference ops), and the method pool is used
+to the byte."""
+
+import numpy as np
+import pytest
+
+from etdeploy import config
+from conftest import need_tool
+from support.boardrun import build_and_run
+from support.compare import assert_close
+from test_models_host import MODELS, cpu_fixtures
+
+RUN_BOARDS = ["corstone300", "mps2-an386", "xtensa-sim", "android-arm64", "host"]
+# Soft-float Xtensa runs the big float models slowly; they are covered on the other boards.
+SLOW_ON = {"xtensa-sim": {"mlp", "mlp_pt2e"}}
+
+
+def require_board(name):
+    """Skip (fail on CI) unless the board's compiler and emulator are installed."""
+    b = config.load_board(name)
+    tc = config.board_toolchain(b, require=False)
+    if tc.locate() is None:
+        need_tool(tc.compiler(), tc.package)
+    if b.emulator and b.emulator.binary:
+        need_tool(b.emulator.binary, b.emulator.package)
+
+
+def params():
+    out = []
+    for b in RUN_BOARDS:
+        for n in cpu_fixtures():
+            marks = [pytest.mark.emu]
+            if n in SLOW_ON.get(b, ()):
+                marks.append(pytest.mark.slow)
+            out.append(pytest.param(b, n, marks=marks, id=f"{b}-{n}"))
+    return out
+
+
+def reference_ones(name):
+    npz = MODELS / f"{name}.ones.npz"
+    if npz.exists():
+        z = np.load(npz)
+        keys = [k for k in z.files if k.rsplit(".", 1)[0] == "forward"]   # "<method>.<output index>"
+        return [z[k] for k in sorted(keys, key=lambda k: int(k.rsplit(".", 1)[1]))]
+    from etdeploy import oracle
+    return oracle.run_cortex_m_reference(MODELS / f"{name}.pte")
+
+
+@pytest.mark.parametrize("board,name", params())
+def test_bundled_cases_pass(board, name):
+    require_board(board)
+    bpte = MODELS / f"{name}.bpte"
+    doc = build_and_run(board, bpte)
+    assert doc.get("status") == "pass", f"{board}/{name}: {doc.get('reason')}\n{doc['_stdout'][-1500:]}{doc['_stderr'][-1500:]}"
+    assert doc["result"]["cases"] >= 3 and doc["result"]["cases_failed"] == 0
+    for m in doc["methods"]:
+        assert m["pool_used"] == m["pool_size"]
+
+
+@pytest.mark.parametrize("board,name", [p for p in params() if p.values[0] in ("corstone300", "host")])
+def test_ones_outputs_equal_reference(board, name):
+    require_board(board)
+    doc = build_and_run(board, MODELS / f"{name}.pte")
+    assert doc.get("status") == "pass", f"{board}/{name}: {doc.get('reason')}\n{doc['_stderr'][-1500:]}"
+    ref = reference_ones(name)
+    first = [a for a, o in zip(doc["arrays"], doc["outputs"]) if o["method"] == doc["methods"][0]["name"]]
+    assert_close(first, ref, f"{board}/{name}")
