@@ -17,9 +17,9 @@ static bool reduce_mask(const et_value *v, uint32_t ndim, uint32_t *mask) {
     return true;
   }
   uint32_t n;
+  if (v->tag != ET_TAG_INT_LIST) return false;
   const int64_t *dims = et_int_list(v, &n);
-  if (!dims) return false;
-  if (n == 0) { *mask = (1u << ndim) - 1u; return true; }
+  if (n == 0 || !dims) { *mask = (1u << ndim) - 1u; return true; }
   for (uint32_t i = 0; i < n; i++) {
     int32_t d = et_wrap_dim(dims[i], ndim);
     if (d < 0) return false;
