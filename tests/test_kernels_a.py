@@ -66,6 +66,13 @@ CASES: dict[str, tuple[str, list]] = {
                       [((1, 2, 3, 4), F, "n")]),
     "fills": ("return torch.full((3, 4), 1.5) + a, torch.zeros_like(a) + 1, torch.ones_like(a) * a, torch.full_like(a, 2.0) + a",
               [((3, 4), F, "n")]),
+    "small_ints": ("return (a + b, a * 3, c * a, torch.where(a > 0, a, c), a.amax(-1), b.sum(-1), -a, a.abs(),"
+                   " torch.div(a, 2, rounding_mode='floor'), a.to(torch.float32) / 4, b > a, c.clamp(-3, 3))",
+                   [((3, 5), "int8", "i"), ((3, 5), "uint8", "u"), ((3, 5), "int16", "i")]),
+    "bools": ("return torch.logical_and(p, q), torch.logical_or(p, q), p.sum(), p.to(torch.float32) * 2, torch.where(p, a, -a), p == q",
+              [((2, 7), B, "b"), ((2, 7), B, "b"), ((2, 7), F, "n")]),
+    "float_special": ("return a / b, torch.div(a, b, rounding_mode='floor'), torch.div(a, b, rounding_mode='trunc'), a * 1e30 * 1e10, torch.sigmoid(a * 1e3), torch.tanh(a * 1e3)",
+                      [((4, 5), F, "z"), ((4, 5), F, "z")]),
     "half": ("h = a.to(torch.float16); return (h * 2 + h).to(torch.float32), h.to(torch.float32), (a.to(torch.bfloat16) * 3).to(torch.float32)",
              [((3, 4), F, "n")]),
 }
@@ -73,9 +80,16 @@ CASES: dict[str, tuple[str, list]] = {
 HEADER = "import torch\nimport torch.nn.functional as F\n"
 
 
+def _argnames(name: str) -> list[str]:
+    body, specs = CASES[name]
+    if name == "bools":
+        return ["p", "q", "a"]
+    return ["abcdefg"[i] for i in range(len(specs))]
+
+
 def _source(name: str) -> str:
     body, specs = CASES[name]
-    args = ", ".join("abcdefg"[i] for i in range(len(specs)))
+    args = ", ".join(_argnames(name))
     stmts = "\n".join("        " + s.strip() for s in body.split(";"))
     return HEADER + f"class M(torch.nn.Module):\n    def forward(self, {args}):\n{stmts}\n"
 
@@ -93,6 +107,10 @@ def _inputs(name: str) -> list[np.ndarray]:
             a = rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape)
         elif kind == "i":
             a = rng.integers(-9, 10, shape)
+        elif kind == "u":
+            a = rng.integers(0, 256, shape)
+        elif kind == "z":
+            a = rng.integers(-2, 3, shape).astype(np.float64)
         elif kind == "s":
             a = rng.integers(1, 5, shape) * rng.choice([-1, 1], shape)
         else:
@@ -151,7 +169,9 @@ def _compare(ours, ref, what):
         if np.issubdtype(r.dtype, np.floating):
             o64, r64 = o.astype(np.float64), r.astype(np.float64)
             assert np.array_equal(np.isnan(o64), np.isnan(r64)), f"{what}[{k}]: NaN positions differ"
-            fin = ~np.isnan(r64)
+            inf = np.isinf(r64)
+            assert np.array_equal(o64[inf], r64[inf]), f"{what}[{k}]: infinities differ\nours={o}\nref={r}"
+            fin = np.isfinite(r64)
             scale = max(1.0, float(np.max(np.abs(r64[fin]), initial=0.0)))
             err = float(np.max(np.abs(o64[fin] - r64[fin]), initial=0.0))
             assert err <= 1e-5 * scale, f"{what}[{k}]: max abs err {err:g} (scale {scale:g})\nours={o}\nref={r}"

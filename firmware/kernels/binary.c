@@ -16,7 +16,8 @@ static inline bool is_cmp(int op) { return op >= OP_EQ && op <= OP_GE; }
 static inline bool is_logical(int op) { return op >= OP_AND; }
 
 static float floor_div_f(float a, float b) {
-  if (b == 0.0f) return a / b;
+  /* division by zero: +-inf, and 0/0 -> +inf as executorch's portable kernel gives */
+  if (b == 0.0f) return (a == 0.0f) ? ET_INFINITY : a / b;
   float m = et_fmodf(a, b);
   float d = (a - m) / b;
   if (m != 0.0f && ((b < 0.0f) != (m < 0.0f))) d -= 1.0f;
