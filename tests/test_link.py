@@ -82,12 +82,20 @@ def test_random_corruption_never_yields_wrong_payload():
 
 def test_output_record_decodes_tensor():
     arr = np.arange(12, dtype=np.float32).reshape(3, 4)
-    p = struct.pack("<BBHHBBBB", 0, 0, 0xFFFF, 1, 5, 6, 2, 0) + struct.pack("<2i", 3, 4) + arr.tobytes()
+    p = struct.pack("<BBHHBBBB", 0, 0, 0xFFFF, 1, 5, 6, 2, 0) + struct.pack("<2i", 3, 4) + bytes([0, 1]) + arr.tobytes()
     out = link.parse_record(link.Record(link.OUTPUT, 0, p))["output"]
     assert out.case is None and out.index == 1
     np.testing.assert_array_equal(out.value, arr)
 
 
 def test_output_record_with_wrong_size_is_malformed():
-    p = struct.pack("<BBHHBBBB", 0, 0, 0, 0, 5, 6, 1, 0) + struct.pack("<i", 4) + b"\0" * 12
+    p = struct.pack("<BBHHBBBB", 0, 0, 0, 0, 5, 6, 1, 0) + struct.pack("<i", 4) + bytes([0]) + b"\0" * 12
     assert link.parse_record(link.Record(link.OUTPUT, 0, p))["kind"] == "malformed"
+
+
+def test_output_in_channels_last_comes_back_logical():
+    x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    p = struct.pack("<BBHHBBBB", 0, 0, 0, 0, 5, 6, 4, 0) + struct.pack("<4i", 2, 3, 4, 5) + bytes([0, 2, 3, 1]) \
+        + nhwc.tobytes()
+    np.testing.assert_array_equal(link.parse_record(link.Record(link.OUTPUT, 0, p))["output"].value, x)

@@ -78,6 +78,16 @@ et_status et_bundle_set_inputs(et_bundle *b, int32_t suite, uint32_t c, et_metho
 
 static float fabs_f(float x) { return x < 0 ? -x : x; }
 
+/* Element k (in logical, contiguous order) of t, whose memory may follow another dim order. */
+static int64_t physical(const et_tensor *t, int64_t k) {
+  if (!t->dim_order || et_is_contiguous(t)) return k;
+  int64_t stride[ET_MAX_DIMS], s = 1;
+  for (int32_t j = (int32_t)t->ndim - 1; j >= 0; j--) { stride[t->dim_order[j]] = s; s *= t->sizes[t->dim_order[j]]; }
+  int64_t off = 0;
+  for (int32_t d = (int32_t)t->ndim - 1; d >= 0; d--) { off += (k % t->sizes[d]) * stride[d]; k /= t->sizes[d]; }
+  return off;
+}
+
 et_status et_bundle_check_outputs(et_bundle *b, int32_t suite, uint32_t c, et_method *m,
                                   float atol, float rtol, float *max_err, uint32_t *bad) {
   et_fb_table tc;
@@ -101,12 +111,12 @@ et_status et_bundle_check_outputs(et_bundle *b, int32_t suite, uint32_t c, et_me
     for (int64_t k = 0; k < n; k++) {
       float err, tol;
       if (fl) {
-        float ev = et_load_f(&e, k), gv = et_load_f(o, k);
+        float ev = et_load_f(&e, k), gv = et_load_f(o, physical(o, k));
         if (ev != ev || gv != gv) { err = (ev != ev && gv != gv) ? 0.0f : 1e30f; }
         else err = fabs_f(gv - ev);
         tol = atol + rtol * fabs_f(ev);
       } else {
-        int64_t d = et_load_i(o, k) - et_load_i(&e, k);
+        int64_t d = et_load_i(o, physical(o, k)) - et_load_i(&e, k);
         err = (float)(d < 0 ? -d : d);
         tol = atol;
       }

@@ -13,7 +13,8 @@ enum {
   ET_REC_HELLO = 1,   /* u8 version, u8 n_programs, u16 flags, u32 cycles_hz */
   ET_REC_LOG = 2,     /* text */
   ET_REC_OUTPUT = 3,  /* u8 prog, u8 method, u16 case, u16 index, u8 tag, u8 dtype, u8 ndim, u8 pad,
-                         i32 sizes[ndim], data (tensor bytes, or 8-byte scalar) */
+                         i32 sizes[ndim], u8 dim_order[ndim], data (tensor bytes in that
+                         dim order, or an 8-byte scalar) */
   ET_REC_CASE = 4,    /* u8 prog, u8 method, u16 case, u8 pass, u8 pad, u16 n_outputs,
                          u32 max_abs_err (float bits), u32 first_bad_output */
   ET_REC_ERROR = 5,   /* u16 code, u8 prog, u8 method, u32 instr, u32 op, u32 value, u32 detail, u32 detail2 */

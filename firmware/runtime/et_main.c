@@ -30,6 +30,7 @@ static void send_value(uint32_t p, uint32_t mi, uint32_t c, uint32_t i, const et
     const et_tensor *t = v->u.t;
     et_link_u8(t->dtype); et_link_u8(t->ndim); et_link_u8(0);
     for (uint32_t d = 0; d < t->ndim; d++) et_link_u32((uint32_t)t->sizes[d]);
+    for (uint32_t d = 0; d < t->ndim; d++) et_link_u8(t->dim_order ? t->dim_order[d] : (uint8_t)d);
     if (t->data) et_link_put(t->data, et_nbytes(t));
   } else {
     et_link_u8(0); et_link_u8(0); et_link_u8(0);

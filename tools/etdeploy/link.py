@@ -153,6 +153,10 @@ def parse_output(p: bytes) -> Output:
     if tag == 5:
         sizes = struct.unpack_from(f"<{ndim}i", p, pos)
         pos += 4 * ndim
+        order = tuple(p[pos:pos + ndim])
+        pos += ndim
+        if sorted(order) != list(range(ndim)):
+            raise LinkDecodeError(f"output {idx}: bad dim order {order}")
         npdt = NP_DTYPES.get(dtype)
         if npdt is None:
             raise LinkDecodeError(f"output of unknown dtype {dtype}")
@@ -160,7 +164,9 @@ def parse_output(p: bytes) -> Output:
         n = int(np.prod(sizes)) if sizes else 1
         if arr.size != n:
             raise LinkDecodeError(f"output {idx}: {arr.size} elements for shape {sizes}")
-        return Output(prog, meth, case, idx, arr.reshape(sizes).copy())
+        # Memory follows the dim order (e.g. NHWC); present the logical (contiguous) tensor.
+        arr = arr.reshape([sizes[d] for d in order]).transpose(np.argsort(order))
+        return Output(prog, meth, case, idx, np.ascontiguousarray(arr))
     raw = struct.unpack_from("<q", p, pos)[0] if len(p) >= pos + 8 else 0
     if tag == 2:
         val = struct.unpack("<d", struct.pack("<q", raw))[0]
