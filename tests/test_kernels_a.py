@@ -405,3 +405,117 @@ def test_cross_compile_clean(target, tmp_path):
             nm = subprocess.run(["xtensa-lx106-elf-nm", "-u", str(obj)], capture_output=True, text=True).stdout
             dbl = [s for s in nm.split() if s.startswith("__") and ("df" in s)]
             assert not dbl, f"{f} needs double helpers {dbl}"
+
+
+# ---------------- kernels called directly (ops exports never emit, helpers, errors) ----------------
+UNIT_DRIVER = r"""
+#include <stdio.h>
+#include <string.h>
+#include "et_kernel.h"
+#include "etmath.h"
+#define K(fn) et_status fn(et_kctx *ctx, et_value *const *args, uint32_t nargs);
+K(k_aten_add_scalar_out) K(k_aten_sub_scalar_out) K(k_aten_mul_scalar_out) K(k_aten_div_scalar_out)
+K(k_aten_rsub_scalar_out) K(k_aten_div_scalar_mode_out) K(k_aten_eq_scalar_out) K(k_aten_add_out)
+K(k_aten_relu_out) K(k_aten_minimum_out) K(k_aten_remainder_s_out) K(k_aten_pow_ts_out)
+K(k_aten_ones_out) K(k_aten_zeros_like_out)
+
+static int32_t xs_sizes[1] = {6}, os_sizes[1] = {6};
+static float xf[6] = {1.0f, -2.0f, 3.5f, -0.25f, 0.0f, 7.0f};
+static int64_t xi[6] = {1, -2, 3, -7, 0, 9};
+static float of[6]; static int64_t oi[6]; static uint8_t ob[6];
+static et_tensor X = {xf, xs_sizes, 0, 24, ET_FLOAT, 1, 0, 0};
+static et_tensor XI = {xi, xs_sizes, 0, 48, ET_LONG, 1, 0, 0};
+static et_tensor OF = {of, os_sizes, 0, 24, ET_FLOAT, 1, 0, 0};
+static et_tensor OI = {oi, os_sizes, 0, 48, ET_LONG, 1, 0, 0};
+static et_tensor OB = {ob, os_sizes, 0, 6, ET_BOOL, 1, 0, 0};
+
+static et_value T(et_tensor *t) { et_value v; memset(&v, 0, sizeof v); v.tag = ET_TAG_TENSOR; v.u.t = t; return v; }
+static et_value D(float f) { et_value v; memset(&v, 0, sizeof v); v.tag = ET_TAG_DOUBLE; v.u.dbits = et_float_to_double_bits(f); return v; }
+static et_value I(int64_t i) { et_value v; memset(&v, 0, sizeof v); v.tag = ET_TAG_INT; v.u.i = i; return v; }
+static et_value S(const et_string *s) { et_value v; memset(&v, 0, sizeof v); v.tag = ET_TAG_STRING; v.u.str = s; return v; }
+static et_value N(void) { et_value v; memset(&v, 0, sizeof v); return v; }
+
+static void dump(const char *name, et_status st, et_tensor *o) {
+  printf("%s %d", name, (int)st);
+  for (int i = 0; i < 6; i++) {
+    if (o->dtype == ET_FLOAT) printf(" %.9g", (double)((float *)o->data)[i]);
+    else printf(" %lld", (long long)et_load_i(o, i));
+  }
+  printf("\n");
+}
+#define CALL(name, fn, out, ...) do { et_value a_[] = {__VA_ARGS__}; et_value *p_[16]; uint32_t n_ = sizeof a_ / sizeof a_[0]; \
+  for (uint32_t k = 0; k < n_; k++) p_[k] = &a_[k]; et_kctx c_ = {0, 0, 0}; dump(name, fn(&c_, p_, n_), out); } while (0)
+
+int main(void) {
+  static const et_string floor_s = {"floor", 5}, bad_s = {"round", 5};
+  CALL("add_s", k_aten_add_scalar_out, &OF, T(&X), D(2.5f), I(2), T(&OF), T(&OF));
+  CALL("sub_s", k_aten_sub_scalar_out, &OF, T(&X), I(3), D(0.5f), T(&OF), T(&OF));
+  CALL("mul_s", k_aten_mul_scalar_out, &OF, T(&X), D(-1.5f), T(&OF), T(&OF));
+  CALL("div_s", k_aten_div_scalar_out, &OF, T(&X), I(4), T(&OF), T(&OF));
+  CALL("rsub_s", k_aten_rsub_scalar_out, &OF, T(&X), D(1.0f), I(3), T(&OF), T(&OF));
+  CALL("divfloor_s", k_aten_div_scalar_mode_out, &OI, T(&XI), I(2), S(&floor_s), T(&OI), T(&OI));
+  CALL("divbad_s", k_aten_div_scalar_mode_out, &OI, T(&XI), I(2), S(&bad_s), T(&OI), T(&OI));
+  CALL("eq_s", k_aten_eq_scalar_out, &OB, T(&X), D(3.5f), T(&OB), T(&OB));
+  CALL("int_add_float_s", k_aten_add_scalar_out, &OF, T(&XI), D(0.5f), I(1), T(&OF), T(&OF));
+  CALL("int_mul_s", k_aten_mul_scalar_out, &OI, T(&XI), I(-3), T(&OI), T(&OI));
+  CALL("rem_s", k_aten_remainder_s_out, &OI, T(&XI), I(4), T(&OI), T(&OI));
+  CALL("pow_s", k_aten_pow_ts_out, &OF, T(&X), I(2), T(&OF), T(&OF));
+  CALL("min", k_aten_minimum_out, &OF, T(&X), T(&OF), T(&OF), T(&OF));
+  CALL("zeros_like", k_aten_zeros_like_out, &OI, T(&XI), N(), T(&OI), T(&OI));
+  /* errors: too few args, wrong kinds, static out of another shape, out of capacity */
+  CALL("few_args", k_aten_add_out, &OF, T(&X), T(&X));
+  CALL("not_tensor", k_aten_relu_out, &OF, I(3), T(&OF), T(&OF));
+  int32_t big_sizes[1] = {7}; float bigf[7] = {0};
+  et_tensor BIG = {bigf, big_sizes, 0, 28, ET_FLOAT, 1, 0, 0};
+  CALL("static_reshape", k_aten_relu_out, &OF, T(&BIG), T(&OF), T(&OF));
+  OF.dynamic = 1;
+  CALL("over_capacity", k_aten_relu_out, &OF, T(&BIG), T(&OF), T(&OF));
+  /* promotion table */
+  static const int codes[] = {0, 1, 2, 3, 4, 5, 6, 7, 11, 15};
+  for (int i = 0; i < 10; i++) for (int j = 0; j < 10; j++)
+    printf("promote %d %d %u\n", codes[i], codes[j], et_promote_types((uint32_t)codes[i], (uint32_t)codes[j]));
+  return 0;
+}
+"""
+
+_TORCH_CODES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32",
+                7: "float64", 11: "bool", 15: "bfloat16"}
+
+
+def test_kernels_direct(tmp_path):
+    import torch
+    (tmp_path / "drv.c").write_text(UNIT_DRIVER)
+    exe = tmp_path / "drv"
+    srcs = [str(KDIR / f) for f in MY_FILES]
+    p = subprocess.run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-fsanitize=address,undefined",
+                        "-fno-sanitize-recover=undefined", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
+                        str(tmp_path / "drv.c"), *srcs, "-o", str(exe)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+    got = {}
+    promote = {}
+    for line in out:
+        w = line.split()
+        if w[0] == "promote":
+            promote[(int(w[1]), int(w[2]))] = int(w[3])
+        else:
+            got[w[0]] = (int(w[1]), [float(v) for v in w[2:]])
+    x = torch.tensor([1.0, -2.0, 3.5, -0.25, 0.0, 7.0])
+    xi = torch.tensor([1, -2, 3, -7, 0, 9])
+    expect = {
+        "add_s": torch.add(x, 2.5, alpha=2), "sub_s": torch.sub(x, 3, alpha=0.5), "mul_s": x * -1.5,
+        "div_s": x / 4, "rsub_s": torch.rsub(x, 1.0, alpha=3), "divfloor_s": torch.div(xi, 2, rounding_mode="floor"),
+        "eq_s": x == 3.5, "int_add_float_s": xi + 0.5, "int_mul_s": xi * -3, "rem_s": torch.remainder(xi, 4),
+        "pow_s": x ** 2, "min": x, "zeros_like": torch.zeros_like(xi),
+    }
+    for k, v in expect.items():
+        st, vals = got[k]
+        assert st == 0, f"{k}: status {st}"
+        np.testing.assert_allclose(vals, v.double().numpy(), rtol=1e-6, err_msg=k)
+    assert got["divbad_s"][0] == 6
+    assert got["few_args"][0] == 6 and got["not_tensor"][0] == 6
+    assert got["static_reshape"][0] == 6, "a static out must not change shape"
+    assert got["over_capacity"][0] == 3, "a dynamic out beyond its capacity is out of memory"
+    for (a, b), r in promote.items():
+        want = torch.promote_types(getattr(torch, _TORCH_CODES[a]), getattr(torch, _TORCH_CODES[b]))
+        assert _TORCH_CODES.get(r) and getattr(torch, _TORCH_CODES[r]) == want, f"promote({a}, {b}) = {r}, torch: {want}"
