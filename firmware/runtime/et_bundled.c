@@ -60,6 +60,22 @@ static bool view(et_bundle *b, et_fb_table *val, et_tensor *t, int32_t *sizes) {
   return et_nbytes(t) == data.len;
 }
 
+/* Element k (in logical, contiguous order) of t, whose memory may follow another dim order. */
+static int64_t physical(const et_tensor *t, int64_t k) {
+  if (!t->dim_order || et_is_contiguous(t)) return k;
+  int64_t stride[ET_MAX_DIMS], s = 1;
+  for (int32_t j = (int32_t)t->ndim - 1; j >= 0; j--) { stride[t->dim_order[j]] = s; s *= t->sizes[t->dim_order[j]]; }
+  int64_t off = 0;
+  for (int32_t d = (int32_t)t->ndim - 1; d >= 0; d--) { off += (k % t->sizes[d]) * stride[d]; k /= t->sizes[d]; }
+  return off;
+}
+
+static bool same_order(const et_tensor *a, const et_tensor *b) {
+  for (uint32_t d = 0; d < a->ndim; d++)
+    if ((a->dim_order ? a->dim_order[d] : d) != (b->dim_order ? b->dim_order[d] : d)) return false;
+  return true;
+}
+
 et_status et_bundle_set_inputs(et_bundle *b, int32_t suite, uint32_t c, et_method *m) {
   et_fb_table tc;
   if (!get_case(b, suite, c, &tc)) return ET_ERR_BAD_PROGRAM;
@@ -70,6 +86,20 @@ et_status et_bundle_set_inputs(et_bundle *b, int32_t suite, uint32_t c, et_metho
     et_tensor t; int32_t sizes[ET_MAX_DIMS];
     if (!et_fb_vec_table(&ins, i, &val)) return ET_ERR_BAD_PROGRAM;
     if (!view(b, &val, &t, sizes)) continue;  /* scalar inputs are part of the program */
+    et_value *iv = et_method_input(m, i);
+    if (iv && iv->tag == ET_TAG_TENSOR && iv->u.t->ndim == t.ndim && !same_order(iv->u.t, &t)) {
+      /* The program wants another memory order (e.g. NHWC): copy element by element. */
+      et_tensor *d = iv->u.t;
+      if (d->dtype != t.dtype || !d->data || et_resize(d, t.ndim, sizes) != ET_OK) return ET_ERR_BAD_INPUT;
+      size_t es = et_dtype_size(d->dtype);
+      int64_t n = et_numel(d);
+      for (int64_t k = 0; k < n; k++) {
+        const uint8_t *src = (const uint8_t *)t.data + (size_t)physical(&t, k) * es;
+        uint8_t *dst = (uint8_t *)d->data + (size_t)physical(d, k) * es;
+        for (size_t c = 0; c < es; c++) dst[c] = src[c];
+      }
+      continue;
+    }
     et_status st = et_method_set_input(m, i, t.dtype, t.ndim, sizes, t.data, t.capacity);
     if (st != ET_OK) return st;
   }
@@ -78,15 +108,7 @@ et_status et_bundle_set_inputs(et_bundle *b, int32_t suite, uint32_t c, et_metho
 
 static float fabs_f(float x) { return x < 0 ? -x : x; }
 
-/* Element k (in logical, contiguous order) of t, whose memory may follow another dim order. */
-static int64_t physical(const et_tensor *t, int64_t k) {
-  if (!t->dim_order || et_is_contiguous(t)) return k;
-  int64_t stride[ET_MAX_DIMS], s = 1;
-  for (int32_t j = (int32_t)t->ndim - 1; j >= 0; j--) { stride[t->dim_order[j]] = s; s *= t->sizes[t->dim_order[j]]; }
-  int64_t off = 0;
-  for (int32_t d = (int32_t)t->ndim - 1; d >= 0; d--) { off += (k % t->sizes[d]) * stride[d]; k /= t->sizes[d]; }
-  return off;
-}
+
 
 et_status et_bundle_check_outputs(et_bundle *b, int32_t suite, uint32_t c, et_method *m,
                                   float atol, float rtol, float *max_err, uint32_t *bad) {

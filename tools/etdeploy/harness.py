@@ -35,7 +35,7 @@ class RunResult:
 
 
 def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None = None,
-          progress=None) -> RunResult:
+          progress=None, dim_orders=None) -> RunResult:
     """Read records until the target exits (or the timeout); send inputs when the firmware asks."""
     res = RunResult()
     dec = link.Decoder()
@@ -61,7 +61,8 @@ def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None 
                         if arrays is None:
                             continue
                         for i, a in enumerate(arrays):
-                            session.write(enc.input(0, mi, i, a, link.dtype_code(a)))
+                            order = dim_orders(mi, i) if dim_orders else None
+                            session.write(enc.input(0, mi, i, a, link.dtype_code(a), order))
                         session.write(enc.run(0, mi))
                     session.write(enc.end())
             elif kind == "output":

@@ -227,10 +227,12 @@ class Encoder:
         self.seq += 1
         return f
 
-    def input(self, program: int, method: int, index: int, arr: np.ndarray, dtype_code: int) -> bytes:
-        arr = np.ascontiguousarray(arr)
+    def input(self, program: int, method: int, index: int, arr: np.ndarray, dtype_code: int,
+              dim_order: tuple | None = None) -> bytes:
+        """Sizes are the logical shape; the bytes follow the tensor's dim order (e.g. NHWC)."""
         head = struct.pack("<BBHBBH", program, method, index, dtype_code, arr.ndim, 0)
-        return self.frame(INPUT, head + struct.pack(f"<{arr.ndim}i", *arr.shape) + arr.tobytes())
+        data = arr.transpose(dim_order) if dim_order and list(dim_order) != list(range(arr.ndim)) else arr
+        return self.frame(INPUT, head + struct.pack(f"<{arr.ndim}i", *arr.shape) + np.ascontiguousarray(data).tobytes())
 
     def run(self, program: int, method: int) -> bytes:
         return self.frame(RUN, struct.pack("<BB", program, method))

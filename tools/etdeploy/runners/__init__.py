@@ -82,7 +82,12 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
     programs = programs if programs is not None else _baked_programs(elf)
     sess = r.start(str(elf), icount=icount)
     try:
-        res = harness.drive(sess, timeout, inputs=inputs)
+        def order(mi, i):
+            try:
+                return programs[0].methods[mi].inputs[i].dim_order
+            except (IndexError, AttributeError):
+                return None
+        res = harness.drive(sess, timeout, inputs=inputs, dim_orders=order)
     finally:
         sess.close()
 
