@@ -37,6 +37,19 @@ static inline float fapply(int op, float v, const aparams *p) {
   }
 }
 
+/* flat float32 loops (kept out of line so relu/clamp vectorise) */
+__attribute__((noinline)) static void f32_loop(int op, const float *x, float *o, size_t n, const aparams *p) {
+  switch (op) {
+    case A_RELU: for (size_t i = 0; i < n; i++) o[i] = fapply(A_RELU, x[i], p); break;
+    case A_CLAMP: {
+      aparams q = *p;
+      for (size_t i = 0; i < n; i++) o[i] = fapply(A_CLAMP, x[i], &q);
+      break;
+    }
+    default: for (size_t i = 0; i < n; i++) o[i] = fapply(op, x[i], p); break;
+  }
+}
+
 static et_status run_act(et_kctx *ctx, et_value *const *args, uint32_t nargs, uint32_t oi, int op,
                          const aparams *p, int64_t ilo, int64_t ihi) {
   et_tensor *in, *out;
@@ -44,13 +57,7 @@ static et_status run_act(et_kctx *ctx, et_value *const *args, uint32_t nargs, ui
   if (st != ET_OK) return st;
   size_t n = (size_t)et_numel(in);
   if (in->dtype == ET_FLOAT && out->dtype == ET_FLOAT && et_same_layout(in, out)) {
-    const float *x = (const float *)in->data;
-    float *o = (float *)out->data;
-    switch (op) {
-      case A_RELU: for (size_t i = 0; i < n; i++) o[i] = fapply(A_RELU, x[i], p); break;
-      case A_CLAMP: for (size_t i = 0; i < n; i++) o[i] = fapply(A_CLAMP, x[i], p); break;
-      default: for (size_t i = 0; i < n; i++) o[i] = fapply(op, x[i], p); break;
-    }
+    f32_loop(op, (const float *)in->data, (float *)out->data, n, p);
     return ET_OK;
   }
   bool int_op = (op == A_RELU || op == A_CLAMP);

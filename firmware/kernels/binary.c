@@ -93,7 +93,7 @@ static inline int64_t iop(int op, int64_t a, int64_t b, int64_t alpha, bool *err
 }
 
 /* float32, contiguous, same shape or one-element operands: vectorisable loops */
-static bool fast_f32(int op, const et_tensor *a, const et_tensor *b, et_tensor *out, float alpha) {
+__attribute__((noinline)) static bool fast_f32(int op, const et_tensor *a, const et_tensor *b, et_tensor *out, float alpha) {
   if (a->dtype != ET_FLOAT || b->dtype != ET_FLOAT || out->dtype != ET_FLOAT) return false;
   if (!et_is_contiguous(a) || !et_is_contiguous(b) || !et_is_contiguous(out)) return false;
   size_t n = (size_t)et_numel(out);

@@ -43,30 +43,32 @@ static bool int_ok(int op) {
          op == U_TRUNC;
 }
 
+__attribute__((noinline)) static void f32_loop(int op, const float *x, float *o, size_t n) {
+#define FLOOP(OP) for (size_t i = 0; i < n; i++) o[i] = fapply(OP, x[i]); break
+  switch (op) {
+    case U_NEG: FLOOP(U_NEG);
+    case U_ABS: FLOOP(U_ABS);
+    case U_SQRT: FLOOP(U_SQRT);
+    case U_RSQRT: FLOOP(U_RSQRT);
+    case U_EXP: FLOOP(U_EXP);
+    case U_LOG: FLOOP(U_LOG);
+    case U_FLOOR: FLOOP(U_FLOOR);
+    case U_CEIL: FLOOP(U_CEIL);
+    case U_ROUND: FLOOP(U_ROUND);
+    case U_TRUNC: FLOOP(U_TRUNC);
+    case U_RECIP: FLOOP(U_RECIP);
+    default: for (size_t i = 0; i < n; i++) o[i] = fapply(op, x[i]); break;
+  }
+#undef FLOOP
+}
+
 static et_status run_unary(et_kctx *ctx, et_value *const *args, uint32_t nargs, int op) {
   et_tensor *in, *out;
   et_status st = et_unary_prep(ctx, args, nargs, 1, &in, &out);
   if (st != ET_OK) return st;
   size_t n = (size_t)et_numel(in);
   if (in->dtype == ET_FLOAT && out->dtype == ET_FLOAT && et_same_layout(in, out)) {
-    const float *x = (const float *)in->data;
-    float *o = (float *)out->data;
-#define FLOOP(OP) for (size_t i = 0; i < n; i++) o[i] = fapply(OP, x[i]); break
-    switch (op) {
-      case U_NEG: FLOOP(U_NEG);
-      case U_ABS: FLOOP(U_ABS);
-      case U_SQRT: FLOOP(U_SQRT);
-      case U_RSQRT: FLOOP(U_RSQRT);
-      case U_EXP: FLOOP(U_EXP);
-      case U_LOG: FLOOP(U_LOG);
-      case U_FLOOR: FLOOP(U_FLOOR);
-      case U_CEIL: FLOOP(U_CEIL);
-      case U_ROUND: FLOOP(U_ROUND);
-      case U_TRUNC: FLOOP(U_TRUNC);
-      case U_RECIP: FLOOP(U_RECIP);
-      default: for (size_t i = 0; i < n; i++) o[i] = fapply(op, x[i]); break;
-    }
-#undef FLOOP
+    f32_loop(op, (const float *)in->data, (float *)out->data, n);
     return ET_OK;
   }
   bool use_f = et_dtype_is_float(out->dtype) || et_dtype_is_float(in->dtype) || !int_ok(op);

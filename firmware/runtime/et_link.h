@@ -61,5 +61,6 @@ typedef struct et_link_frame {
   bool overflow;               /* more data than the sink had room for */
 } et_link_frame;
 
-/* Blocks for the next frame from the host. Returns false when the link has no RX or closed. */
+/* Blocks for the next frame from the host (timeout_ms: longest silence, 0 = no limit). Returns
+ * false when the link has no RX, closed, or stayed silent that long. */
 bool et_link_recv(et_link_frame *f, et_link_input_sink sink, void *user, uint32_t timeout_ms);

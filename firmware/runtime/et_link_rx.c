@@ -76,7 +76,10 @@ bool et_link_recv(et_link_frame *f, et_link_input_sink sink, void *user, uint32_
     uint32_t remaining = 0, code = 0, nbytes = 0;
     for (;;) {
       uint8_t b;
-      int n = bsp_read(&b, 1, timeout_ms);
+      /* Wait in short slices so that a slow host is not taken for a closed link. */
+      uint32_t waited = 0;
+      int n;
+      while ((n = bsp_read(&b, 1, 100)) == 0 && (timeout_ms == 0 || (waited += 100) < timeout_ms)) {}
       if (n <= 0) return false;
       if (b == 0) break;
       nbytes++;

@@ -10,6 +10,10 @@
 void et_profile_init(void);
 #endif
 
+#ifndef ET_LINK_RX_TIMEOUT_MS
+#define ET_LINK_RX_TIMEOUT_MS 60000u
+#endif
+
 static uint32_t cases_total, cases_failed, methods_run;
 static et_bundle bundles[8];
 static et_pool pools[32];
@@ -153,7 +157,7 @@ static uint8_t *input_sink(const et_link_input *in, uint32_t *cap, void *user) {
 static et_status serve(uint32_t *pool_of, uint64_t *loads) {
   et_link_frame f;
   uint32_t runs = 0;
-  while (et_link_recv(&f, input_sink, 0, 0)) {
+  while (et_link_recv(&f, input_sink, 0, ET_LINK_RX_TIMEOUT_MS)) {
     if (!f.crc_ok) { send_error(ET_ERR_BAD_INPUT, 0xFF, 0xFF, 0); continue; }
     if (f.type == ET_REC_END) return ET_OK;
     if (f.type == ET_REC_INPUT) {
@@ -174,7 +178,7 @@ static et_status serve(uint32_t *pool_of, uint64_t *loads) {
     uint32_t idx = pool_of[f.program] + f.method;
     send_method(f.program, f.method, m, &pools[idx], loads[idx], exec);
   }
-  return ET_OK;   /* link closed: same as END */
+  return ET_ERR_BAD_INPUT;   /* the host went away or silent without END */
 }
 #endif
 
