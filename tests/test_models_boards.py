@@ -68,3 +68,14 @@ def test_ones_outputs_equal_reference(board, name):
     ref = reference_ones(name)
     first = [a for a, o in zip(doc["arrays"], doc["outputs"]) if o["method"] == doc["methods"][0]["name"]]
     assert_close(first, ref, f"{board}/{name}")
+
+
+@pytest.mark.emu
+def test_several_programs_and_methods_in_one_image():
+    require_board("corstone300")
+    ptes = ",".join(str(MODELS / f) for f in ("ops_arith.bpte", "two_methods.bpte", "add.pte"))
+    doc = build_and_run("corstone300", ptes)
+    assert doc.get("status") == "pass", doc.get("reason")
+    assert doc["result"]["methods_run"] == 4 and doc["result"]["cases"] == 9
+    assert sorted({(o["program"], o["method"]) for o in doc["outputs"]}) == \
+        [(0, "forward"), (1, "combine"), (1, "forward"), (2, "forward")]
