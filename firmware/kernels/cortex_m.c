@@ -1,0 +1,797 @@
+/* cortex_m:: operators (the CMSIS-NN style ops the executorch Cortex-M flow emits), int8.
+ * Numerics reproduce executorch's Python reference implementations (backends/cortex_m/ops):
+ *  - requantize: v * 2^max(shift,0) * multiplier, + 2^30, >> 31 (64-bit, no saturation), then a
+ *    rounding right shift by max(-shift,0) (round half away from zero), truncated to int32;
+ *  - quantize: rint(x * (float)(1/scale)), dequantize: (float)(q - zp) * (float)scale;
+ *  - avg-pool / softmax go through float32 exactly as the reference does.
+ * Tensors may be in any dim order (NCHW logical shapes, NHWC memory is the usual layout).
+ * No scratch buffers: the `scratch` args are ignored. */
+#include "et_kernel.h"
+#include "kernel_util.h"
+#include "etmath.h"
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+#define CM_MVE 1
+#endif
+
+/* ---------------------------------------------------------------- scalar helpers */
+
+static inline int32_t cm_requant(int64_t v, int32_t mult, int32_t shift) {
+  int32_t ls = shift > 0 ? shift : 0, rs = shift < 0 ? -shift : 0;
+  uint64_t x = (uint64_t)v << ls;
+  int64_t p = (int64_t)(x * (uint64_t)(int64_t)mult + ((uint64_t)1 << 30));
+  int64_t r = p >> 31;
+  if (rs > 0 && rs < 63) {
+    int64_t mask = ((int64_t)1 << rs) - 1;
+    int64_t rem = r & mask;
+    r >>= rs;
+    int64_t thr = (mask >> 1) + (r < 0 ? 1 : 0);
+    if (rem > thr) r += 1;
+  }
+  return (int32_t)(uint32_t)(uint64_t)r;
+}
+
+static inline int32_t clamp_i32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* (float)m * 2^e without double arithmetic (exact unless the result is subnormal) */
+static float ldexp_f(float m, int32_t e) {
+  while (e > 100) { m *= 1.2676506e30f; e -= 100; }   /* 2^100 */
+  while (e < -100) { m *= 7.888609e-31f; e += 100; }  /* 2^-100 */
+  if (e >= -126 && e <= 127) return m * et_bits_f32((uint32_t)(e + 127) << 23);
+  /* split to stay in range */
+  return (m * et_bits_f32((uint32_t)(e / 2 + 127) << 23)) * et_bits_f32((uint32_t)(e - e / 2 + 127) << 23);
+}
+
+/* float32 nearest to 1 / d for the IEEE double d given by its bits (integer long division) */
+static float recip_double_bits(uint64_t bits) {
+  uint32_t sign = (uint32_t)(bits >> 63);
+  int32_t e = (int32_t)((bits >> 52) & 0x7ff);
+  uint64_t m = bits & (((uint64_t)1 << 52) - 1);
+  float sgn = sign ? -1.0f : 1.0f;
+  if (e == 0x7ff) return m ? ET_NAN : sgn * 0.0f;
+  if (e == 0) {
+    if (m == 0) return sgn * ET_INFINITY;
+    while (!(m & ((uint64_t)1 << 52))) { m <<= 1; e--; }
+    e++;
+  } else {
+    m |= (uint64_t)1 << 52;
+  }
+  /* d = m * 2^(e - 1075); q = floor(2^78 / m) in (2^25, 2^26] */
+  uint64_t r = (uint64_t)1 << 52, q = 0;
+  for (int i = 0; i < 27; i++) {
+    q <<= 1;
+    if (r >= m) { r -= m; q |= 1; }
+    r <<= 1;
+  }
+  bool sticky = r != 0;
+  int32_t shift = q >= ((uint64_t)1 << 26) ? 3 : 2;
+  uint64_t keep = q >> shift, rem = q & ((1u << shift) - 1), half = (uint64_t)1 << (shift - 1);
+  if (rem > half || (rem == half && (sticky || (keep & 1)))) keep++;
+  /* 1/d = keep * 2^(shift + 997 - e) */
+  return sgn * ldexp_f((float)(uint32_t)keep, shift + 997 - e);
+}
+
+static inline int8_t cm_quantize_one(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax) {
+  int64_t q = et_f32_to_i64(et_roundf(x * inv)) + zp;
+  if (q < qmin) q = qmin;
+  if (q > qmax) q = qmax;
+  return (int8_t)q;
+}
+
+/* ---------------------------------------------------------------- argument helpers */
+
+static bool int_arg(const et_value *v, int32_t *out) {
+  if (!v || (v->tag != ET_TAG_INT && v->tag != ET_TAG_BOOL)) return false;
+  *out = (int32_t)et_value_as_int(v);
+  return true;
+}
+
+static bool pair_arg(const et_value *v, int32_t *out) {
+  if (!v || v->tag != ET_TAG_INT_LIST) return false;
+  uint32_t len;
+  const int64_t *p = et_int_list(v, &len);
+  if (len == 0 || len > 2) return false;
+  out[0] = (int32_t)p[0];
+  out[1] = (int32_t)(len == 2 ? p[1] : p[0]);
+  return true;
+}
+
+#define ARG_TENSOR(i, t) do { et_status s_ = et_arg_tensor(ctx, args, (i), &(t)); if (s_) return s_; } while (0)
+#define ARG_INT(i, x) do { if (!int_arg(args[i], &(x))) { ctx->err_detail = (i); return ET_ERR_INVALID_ARGUMENT; } } while (0)
+#define BAD(i) do { ctx->err_detail = (i); return ET_ERR_INVALID_ARGUMENT; } while (0)
+
+/* 4-d geometry with element strides in logical (n, c, h, w) order. nhwc: the tensor's logical
+ * shape is [N, H, W, C] (the explicit-layout *_nhwc ops). */
+typedef struct { int32_t n, c, h, w; ptrdiff_t sn, sc, sh, sw; } g4;
+
+static void geo4(const et_tensor *t, bool nhwc, g4 *g) {
+  ptrdiff_t st[ET_MAX_DIMS];
+  et_tensor_strides(t, st);
+  if (nhwc) {
+    g->n = t->sizes[0]; g->h = t->sizes[1]; g->w = t->sizes[2]; g->c = t->sizes[3];
+    g->sn = st[0]; g->sh = st[1]; g->sw = st[2]; g->sc = st[3];
+  } else {
+    g->n = t->sizes[0]; g->c = t->sizes[1]; g->h = t->sizes[2]; g->w = t->sizes[3];
+    g->sn = st[0]; g->sc = st[1]; g->sh = st[2]; g->sw = st[3];
+  }
+}
+
+static et_status resize4(et_kctx *ctx, et_tensor *out, bool nhwc, int32_t n, int32_t c, int32_t h, int32_t w,
+                         uint32_t oi) {
+  int32_t s[4] = {n, c, h, w};
+  if (nhwc) { s[1] = h; s[2] = w; s[3] = c; }
+  et_status st = et_resize(out, 4, s);
+  if (st != ET_OK) ctx->err_detail = oi;
+  return st;
+}
+
+/* ---------------------------------------------------------------- quantize / dequantize */
+
+/* quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max,
+ *   ScalarType dtype, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantize_per_tensor.out", k_cm_quantize_per_tensor_out) {
+  ET_CHECK_ARGS(7);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(6, out);
+  int32_t zp, qmin, qmax;
+  ARG_INT(2, zp); ARG_INT(3, qmin); ARG_INT(4, qmax);
+  if (in->dtype != ET_FLOAT || out->dtype != ET_CHAR) BAD(0);
+  float inv;
+  if (args[1]->tag == ET_TAG_DOUBLE) inv = recip_double_bits(args[1]->u.dbits);
+  else inv = 1.0f / et_value_as_float(args[1]);
+  et_status st = et_resize_like(out, in);
+  if (st) { ctx->err_detail = 6; return st; }
+  if (!et_same_layout(in, out)) { ctx->err_detail = 6; return ET_ERR_UNSUPPORTED; }
+  const float *x = (const float *)in->data;
+  int8_t *y = (int8_t *)out->data;
+  int64_t n = et_numel(in);
+  for (int64_t i = 0; i < n; i++) y[i] = cm_quantize_one(x[i], inv, zp, qmin, qmax);
+  return ET_OK;
+}
+
+/* dequantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max,
+ *   ScalarType dtype, *, Tensor(a!) out) */
+ET_OP("cortex_m::dequantize_per_tensor.out", k_cm_dequantize_per_tensor_out) {
+  ET_CHECK_ARGS(7);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(6, out);
+  int32_t zp;
+  ARG_INT(2, zp);
+  if (in->dtype != ET_CHAR || out->dtype != ET_FLOAT) BAD(0);
+  float scale = et_value_as_float(args[1]);
+  et_status st = et_resize_like(out, in);
+  if (st) { ctx->err_detail = 6; return st; }
+  if (!et_same_layout(in, out)) { ctx->err_detail = 6; return ET_ERR_UNSUPPORTED; }
+  const int8_t *x = (const int8_t *)in->data;
+  float *y = (float *)out->data;
+  int64_t n = et_numel(in);
+  for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)x[i] - zp) * scale;
+  return ET_OK;
+}
+
+/* ---------------------------------------------------------------- dot products */
+
+/* sum_k a[k] * b[k] over int8 (int32 accumulation) */
+static inline int32_t dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
+  int32_t acc = 0;
+  int32_t k = 0;
+#ifdef CM_MVE
+  for (; k + 16 <= n; k += 16) acc = vmladavaq_s8(acc, vld1q_s8(a + k), vld1q_s8(b + k));
+  if (k < n) {
+    mve_pred16_t p = vctp8q((uint32_t)(n - k));
+    acc = vmladavaq_p_s8(acc, vld1q_z_s8(a + k, p), vld1q_z_s8(b + k, p), p);
+    k = n;
+  }
+#endif
+  for (; k < n; k++) acc += (int32_t)a[k] * (int32_t)b[k];
+  return acc;
+}
+
+static inline int32_t sum_s8(const int8_t *a, int32_t n) {
+  int32_t acc = 0;
+  int32_t k = 0;
+#ifdef CM_MVE
+  for (; k + 16 <= n; k += 16) acc = vaddvaq_s8(acc, vld1q_s8(a + k));
+#endif
+  for (; k < n; k++) acc += a[k];
+  return acc;
+}
+
+/* ---------------------------------------------------------------- linear */
+
+/* quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset,
+ *   int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts,
+ *   int activation_max, int activation_min, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
+  ET_CHECK_ARGS(12);
+  et_tensor *in, *w, *bias = NULL, *ksum = NULL, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(1, w);
+  ARG_TENSOR(11, out);
+  if (!et_is_none(args[2])) ARG_TENSOR(2, bias);
+  if (!et_is_none(args[3])) ARG_TENSOR(3, ksum);
+  int32_t in_off, f_off, out_off, amax, amin;
+  ARG_INT(4, in_off); ARG_INT(5, f_off); ARG_INT(6, out_off); ARG_INT(9, amax); ARG_INT(10, amin);
+  uint32_t nm, ns;
+  const int64_t *mults = et_int_list(args[7], &nm), *shifts = et_int_list(args[8], &ns);
+  if (!mults || !shifts || nm < 1 || ns < 1) BAD(7);
+  int32_t mult = (int32_t)mults[0], shift = (int32_t)shifts[0];
+  if (in->dtype != ET_CHAR || w->dtype != ET_CHAR || out->dtype != ET_CHAR || w->ndim != 2 || in->ndim < 1) BAD(0);
+  int32_t K = w->sizes[1], N = w->sizes[0];
+  if (in->sizes[in->ndim - 1] != K) BAD(0);
+  if (bias && (bias->dtype != ET_INT || et_numel(bias) != N)) BAD(2);
+  if (ksum && (ksum->dtype != ET_INT || et_numel(ksum) != N)) BAD(3);
+  if (!et_is_contiguous(in) || !et_is_contiguous(w)) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
+  int32_t os[ET_MAX_DIMS];
+  for (uint32_t d = 0; d < in->ndim; d++) os[d] = in->sizes[d];
+  os[in->ndim - 1] = N;
+  et_status st = et_resize(out, in->ndim, os);
+  if (st) { ctx->err_detail = 11; return st; }
+  if (!et_is_contiguous(out)) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
+  int32_t M = K ? (int32_t)(et_numel(in) / K) : 0;
+  const int8_t *x = (const int8_t *)in->data, *wd = (const int8_t *)w->data;
+  const int32_t *bd = bias ? (const int32_t *)bias->data : NULL, *kd = ksum ? (const int32_t *)ksum->data : NULL;
+  int8_t *y = (int8_t *)out->data;
+  for (int32_t m = 0; m < M; m++) {
+    const int8_t *xr = x + (ptrdiff_t)m * K;
+    int32_t xsum = sum_s8(xr, K);
+    for (int32_t n = 0; n < N; n++) {
+      const int8_t *wr = wd + (ptrdiff_t)n * K;
+      int32_t d = dot_s8(xr, wr, K);
+      uint32_t acc;
+      if (kd) {
+        acc = (uint32_t)d + (uint32_t)xsum * (uint32_t)f_off + (uint32_t)kd[n];
+      } else {
+        /* sum (x + io)(w + fo) = d + fo*sum(x) + io*sum(w) + K*io*fo */
+        int32_t wsum = (in_off != 0) ? sum_s8(wr, K) : 0;
+        acc = (uint32_t)d + (uint32_t)f_off * (uint32_t)xsum + (uint32_t)in_off * (uint32_t)wsum +
+              (uint32_t)K * (uint32_t)in_off * (uint32_t)f_off;
+        if (bd) acc += (uint32_t)bd[n];
+      }
+      int32_t r = cm_requant((int32_t)acc, mult, shift) + out_off;
+      y[(ptrdiff_t)m * N + n] = (int8_t)clamp_i32(r, amin, amax);
+    }
+  }
+  return ET_OK;
+}
+
+/* ---------------------------------------------------------------- convolution */
+
+typedef struct {
+  g4 x, y;
+  int32_t KH, KW, sh, sw, ph, pw, dh, dw;
+  int32_t cpg;        /* input channels per group */
+  int32_t opg;        /* output channels per group */
+  int32_t in_off, out_off, amin, amax;
+  const int8_t *w;    /* OHWI (conv) or 1HWO (depthwise) */
+  bool depthwise;
+  const int32_t *bias, *mult, *shift;
+} qconv;
+
+static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t O = c->y.c;
+  for (int32_t n = 0; n < c->y.n; n++)
+    for (int32_t oh = 0; oh < c->y.h; oh++)
+      for (int32_t ow = 0; ow < c->y.w; ow++) {
+        const int32_t ih0 = oh * c->sh - c->ph, iw0 = ow * c->sw - c->pw;
+        const int8_t *xn = x + n * c->x.sn;
+        for (int32_t oc = 0; oc < O; oc++) {
+          int32_t acc = c->bias ? c->bias[oc] : 0;
+          if (c->depthwise) {
+            const int32_t ic = oc / c->opg;
+            const int8_t *xc = xn + ic * c->x.sc;
+            for (int32_t kh = 0; kh < c->KH; kh++) {
+              int32_t ih = ih0 + kh * c->dh;
+              if (ih < 0 || ih >= c->x.h) continue;
+              for (int32_t kw = 0; kw < c->KW; kw++) {
+                int32_t iw = iw0 + kw * c->dw;
+                if (iw < 0 || iw >= c->x.w) continue;
+                int32_t xv = (int32_t)xc[ih * c->x.sh + iw * c->x.sw] + c->in_off;
+                acc += xv * (int32_t)c->w[((ptrdiff_t)kh * c->KW + kw) * O + oc];
+              }
+            }
+          } else {
+            const int32_t c0 = (oc / c->opg) * c->cpg;
+            const int8_t *wo = c->w + (ptrdiff_t)oc * c->KH * c->KW * c->cpg;
+            for (int32_t kh = 0; kh < c->KH; kh++) {
+              int32_t ih = ih0 + kh * c->dh;
+              if (ih < 0 || ih >= c->x.h) continue;
+              for (int32_t kw = 0; kw < c->KW; kw++) {
+                int32_t iw = iw0 + kw * c->dw;
+                if (iw < 0 || iw >= c->x.w) continue;
+                const int8_t *xp = xn + c0 * c->x.sc + ih * c->x.sh + iw * c->x.sw;
+                const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + kw) * c->cpg;
+                if (c->x.sc == 1) {
+                  acc += dot_s8(xp, wp, c->cpg) + c->in_off * sum_s8(wp, c->cpg);
+                } else {
+                  for (int32_t ci = 0; ci < c->cpg; ci++)
+                    acc += ((int32_t)xp[ci * c->x.sc] + c->in_off) * (int32_t)wp[ci];
+                }
+              }
+            }
+          }
+          int32_t r = cm_requant(acc, c->mult[oc], c->shift[oc]) + c->out_off;
+          y[n * c->y.sn + oc * c->y.sc + oh * c->y.sh + ow * c->y.sw] = (int8_t)clamp_i32(r, c->amin, c->amax);
+        }
+      }
+}
+
+/* common tail: args [input, weight, bias, stride, padding, dilation, (depth_multiplier,) input_offset,
+ * output_offset, requantize_multipliers, requantize_shifts, activation_min, activation_max, scratch, out] */
+static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool depthwise, bool nhwc) {
+  const uint32_t o = depthwise ? 1 : 0;  /* index shift after dilation */
+  ET_CHECK_ARGS(14 + o);
+  et_tensor *in, *w, *bias = NULL, *mt, *shf, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(1, w);
+  if (!et_is_none(args[2])) ARG_TENSOR(2, bias);
+  ARG_TENSOR(8 + o, mt);
+  ARG_TENSOR(9 + o, shf);
+  ARG_TENSOR(13 + o, out);
+  qconv c;
+  int32_t s[2], p[2], d[2];
+  if (!pair_arg(args[3], s)) BAD(3);
+  if (!pair_arg(args[4], p)) BAD(4);
+  if (!pair_arg(args[5], d)) BAD(5);
+  ARG_INT(6 + o, c.in_off); ARG_INT(7 + o, c.out_off); ARG_INT(10 + o, c.amin); ARG_INT(11 + o, c.amax);
+  if (in->ndim != 4 || w->ndim != 4 || in->dtype != ET_CHAR || w->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  if (!et_is_contiguous(w)) { ctx->err_detail = 1; return ET_ERR_UNSUPPORTED; }
+  geo4(in, nhwc, &c.x);
+  c.sh = s[0]; c.sw = s[1]; c.ph = p[0]; c.pw = p[1]; c.dh = d[0]; c.dw = d[1];
+  c.KH = w->sizes[1]; c.KW = w->sizes[2];
+  int32_t O;
+  if (depthwise) {
+    O = w->sizes[3];
+    int32_t dm;
+    ARG_INT(6, dm);
+    if (w->sizes[0] != 1 || c.x.c <= 0 || O % c.x.c) BAD(1);
+    c.cpg = 1;
+    c.opg = O / c.x.c;
+    (void)dm;
+  } else {
+    O = w->sizes[0];
+    c.cpg = w->sizes[3];
+    if (c.cpg <= 0 || c.x.c % c.cpg) BAD(1);
+    int32_t G = c.x.c / c.cpg;
+    if (O % G) BAD(1);
+    c.opg = O / G;
+  }
+  if (c.sh <= 0 || c.sw <= 0 || c.dh <= 0 || c.dw <= 0 || c.ph < 0 || c.pw < 0) BAD(3);
+  if (et_numel(mt) < O || et_numel(shf) < O || mt->dtype != ET_INT || shf->dtype != ET_INT) BAD(8 + o);
+  if (bias && (bias->dtype != ET_INT || et_numel(bias) != O)) BAD(2);
+  int32_t OH = (c.x.h + 2 * c.ph - c.dh * (c.KH - 1) - 1) / c.sh + 1;
+  int32_t OW = (c.x.w + 2 * c.pw - c.dw * (c.KW - 1) - 1) / c.sw + 1;
+  if (OH <= 0 || OW <= 0) BAD(0);
+  et_status st = resize4(ctx, out, nhwc, c.x.n, O, OH, OW, 13 + o);
+  if (st) return st;
+  geo4(out, nhwc, &c.y);
+  c.depthwise = depthwise;
+  c.w = (const int8_t *)w->data;
+  c.bias = bias ? (const int32_t *)bias->data : NULL;
+  c.mult = (const int32_t *)mt->data;
+  c.shift = (const int32_t *)shf->data;
+  qconv_run(&c, (const int8_t *)in->data, (int8_t *)out->data);
+  return ET_OK;
+}
+
+/* quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
+ *   int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers,
+ *   Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantized_conv2d.out", k_cm_quantized_conv2d_out) { return qconv_op(ctx, args, nargs, false, false); }
+ET_OP("cortex_m::quantized_conv2d_nhwc.out", k_cm_quantized_conv2d_nhwc_out) { return qconv_op(ctx, args, nargs, false, true); }
+/* quantized_depthwise_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
+ *   int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers,
+ *   Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantized_depthwise_conv2d.out", k_cm_quantized_depthwise_conv2d_out) {
+  return qconv_op(ctx, args, nargs, true, false);
+}
+ET_OP("cortex_m::quantized_depthwise_conv2d_nhwc.out", k_cm_quantized_depthwise_conv2d_nhwc_out) {
+  return qconv_op(ctx, args, nargs, true, true);
+}
+
+/* ---------------------------------------------------------------- elementwise */
+
+static et_status ew2(et_kctx *ctx, et_value *const *args, uint32_t ai, uint32_t bi, uint32_t oi, et_ew *w,
+                     et_tensor **a, et_tensor **b, et_tensor **out) {
+  ARG_TENSOR(ai, *a);
+  ARG_TENSOR(bi, *b);
+  ARG_TENSOR(oi, *out);
+  et_tensor *ins[2] = {*a, *b};
+  et_status st = et_ew_prepare(w, *out, ins, 2, true);
+  if (st) { ctx->err_detail = oi; return st; }
+  return ET_OK;
+}
+
+/* quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other,
+ *   int other_zero_point, int other_multiplier, int other_shift, int output_zero_point,
+ *   int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantized_add.out", k_cm_quantized_add_out) {
+  ET_CHECK_ARGS(14);
+  int32_t az, am, as, bz, bm, bs, oz, om, os, lo, hi;
+  ARG_INT(1, az); ARG_INT(2, am); ARG_INT(3, as); ARG_INT(5, bz); ARG_INT(6, bm); ARG_INT(7, bs);
+  ARG_INT(8, oz); ARG_INT(9, om); ARG_INT(10, os); ARG_INT(11, lo); ARG_INT(12, hi);
+  et_ew w;
+  et_tensor *a, *b, *out;
+  et_status st = ew2(ctx, args, 0, 4, 13, &w, &a, &b, &out);
+  if (st) return st;
+  if (a->dtype != ET_CHAR || b->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  const int8_t *x = (const int8_t *)a->data, *z = (const int8_t *)b->data;
+  int8_t *y = (int8_t *)out->data;
+  for (size_t i = 0; i < w.n; i++) {
+    int32_t xa = cm_requant((int32_t)((uint32_t)((int32_t)x[w.it.off[1]] - az) << 20), am, as);
+    int32_t xb = cm_requant((int32_t)((uint32_t)((int32_t)z[w.it.off[2]] - bz) << 20), bm, bs);
+    int32_t r = cm_requant((int32_t)((uint32_t)xa + (uint32_t)xb), om, os);
+    y[w.it.off[0]] = (int8_t)clamp_i32((int32_t)((uint32_t)r + (uint32_t)oz), lo, hi);
+    et_ew_next(&w);
+  }
+  return ET_OK;
+}
+
+/* quantized_mul.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point,
+ *   int output_zero_point, int output_multiplier, int output_shift, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantized_mul.out", k_cm_quantized_mul_out) {
+  ET_CHECK_ARGS(8);
+  int32_t az, bz, oz, om, os;
+  ARG_INT(1, az); ARG_INT(3, bz); ARG_INT(4, oz); ARG_INT(5, om); ARG_INT(6, os);
+  et_ew w;
+  et_tensor *a, *b, *out;
+  et_status st = ew2(ctx, args, 0, 2, 7, &w, &a, &b, &out);
+  if (st) return st;
+  if (a->dtype != ET_CHAR || b->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  const int8_t *x = (const int8_t *)a->data, *z = (const int8_t *)b->data;
+  int8_t *y = (int8_t *)out->data;
+  for (size_t i = 0; i < w.n; i++) {
+    int32_t p = ((int32_t)x[w.it.off[1]] - az) * ((int32_t)z[w.it.off[2]] - bz);
+    int32_t r = cm_requant(p, om, os);
+    y[w.it.off[0]] = (int8_t)clamp_i32((int32_t)((uint32_t)r + (uint32_t)oz), -128, 127);
+    et_ew_next(&w);
+  }
+  return ET_OK;
+}
+
+/* quantized_div.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point,
+ *   int output_zero_point, float output_scale, *, Tensor(a!) out): int8 or int16 */
+ET_OP("cortex_m::quantized_div.out", k_cm_quantized_div_out) {
+  ET_CHECK_ARGS(7);
+  int32_t az, bz, oz;
+  ARG_INT(1, az); ARG_INT(3, bz); ARG_INT(4, oz);
+  float sc = et_value_as_float(args[5]);
+  et_ew w;
+  et_tensor *a, *b, *out;
+  et_status st = ew2(ctx, args, 0, 2, 6, &w, &a, &b, &out);
+  if (st) return st;
+  if ((a->dtype != ET_CHAR && a->dtype != ET_SHORT) || b->dtype != a->dtype || out->dtype != a->dtype) BAD(0);
+  int32_t lo = a->dtype == ET_CHAR ? -128 : -32768, hi = a->dtype == ET_CHAR ? 127 : 32767;
+  for (size_t i = 0; i < w.n; i++) {
+    float xf = (float)((int32_t)et_load_i(a, w.it.off[1]) - az);
+    float zf = (float)((int32_t)et_load_i(b, w.it.off[2]) - bz);
+    float q = zf != 0.0f ? xf / zf : 0.0f;
+    float r = et_roundf(q * sc) + (float)oz;
+    int64_t v = et_f32_to_i64(r);
+    et_store_i(out, w.it.off[0], v < lo ? lo : v > hi ? hi : v);
+    et_ew_next(&w);
+  }
+  return ET_OK;
+}
+
+/* minimum.out / maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) */
+static et_status minmax(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool mx) {
+  ET_CHECK_ARGS(3);
+  et_ew w;
+  et_tensor *a, *b, *out;
+  et_status st = ew2(ctx, args, 0, 1, 2, &w, &a, &b, &out);
+  if (st) return st;
+  bool fl = et_dtype_is_float(out->dtype);
+  for (size_t i = 0; i < w.n; i++) {
+    if (fl) {
+      float x = et_load_f(a, w.it.off[1]), z = et_load_f(b, w.it.off[2]);
+      et_store_f(out, w.it.off[0], mx ? et_fmaxf_nan(x, z) : et_fminf_nan(x, z));
+    } else {
+      int64_t x = et_load_i(a, w.it.off[1]), z = et_load_i(b, w.it.off[2]);
+      et_store_i(out, w.it.off[0], mx ? (x > z ? x : z) : (x < z ? x : z));
+    }
+    et_ew_next(&w);
+  }
+  return ET_OK;
+}
+ET_OP("cortex_m::minimum.out", k_cm_minimum_out) { return minmax(ctx, args, nargs, false); }
+ET_OP("cortex_m::maximum.out", k_cm_maximum_out) { return minmax(ctx, args, nargs, true); }
+
+/* quantized_activation.out(Tensor input, Tensor lut, *, Tensor(a!) out): out = lut[in + 128] */
+ET_OP("cortex_m::quantized_activation.out", k_cm_quantized_activation_out) {
+  ET_CHECK_ARGS(3);
+  et_tensor *in, *lut, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(1, lut);
+  ARG_TENSOR(2, out);
+  if (in->dtype != ET_CHAR || lut->dtype != ET_CHAR || out->dtype != ET_CHAR || et_numel(lut) != 256) BAD(1);
+  et_status st = et_resize_like(out, in);
+  if (st) { ctx->err_detail = 2; return st; }
+  if (!et_same_layout(in, out)) { ctx->err_detail = 2; return ET_ERR_UNSUPPORTED; }
+  const int8_t *x = (const int8_t *)in->data, *t = (const int8_t *)lut->data;
+  int8_t *y = (int8_t *)out->data;
+  int64_t n = et_numel(in);
+  for (int64_t i = 0; i < n; i++) y[i] = t[(int32_t)x[i] + 128];
+  return ET_OK;
+}
+
+/* ---------------------------------------------------------------- batch matmul */
+
+/* quantized_batch_matmul.out(Tensor lhs, int lhs_zero_point, Tensor rhs_transposed, int rhs_zero_point,
+ *   int output_zero_point, int output_multiplier, int output_shift, Tensor scratch, *, Tensor(a!) out)
+ * The "zero points" of lhs / rhs are offsets added to the values (CMSIS-NN convention). */
+ET_OP("cortex_m::quantized_batch_matmul.out", k_cm_quantized_batch_matmul_out) {
+  ET_CHECK_ARGS(9);
+  et_tensor *a, *bt, *out;
+  ARG_TENSOR(0, a);
+  ARG_TENSOR(2, bt);
+  ARG_TENSOR(8, out);
+  int32_t ao, bo, oz, om, os;
+  ARG_INT(1, ao); ARG_INT(3, bo); ARG_INT(4, oz); ARG_INT(5, om); ARG_INT(6, os);
+  if (a->ndim != 3 || bt->ndim != 3 || a->sizes[0] != bt->sizes[0] || a->sizes[2] != bt->sizes[2] ||
+      a->dtype != ET_CHAR || bt->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  if (!et_is_contiguous(a) || !et_is_contiguous(bt)) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
+  int32_t B = a->sizes[0], M = a->sizes[1], K = a->sizes[2], N = bt->sizes[1];
+  int32_t s3[3] = {B, M, N};
+  et_status st = et_resize(out, 3, s3);
+  if (st) { ctx->err_detail = 8; return st; }
+  if (!et_is_contiguous(out)) { ctx->err_detail = 8; return ET_ERR_UNSUPPORTED; }
+  const int8_t *x = (const int8_t *)a->data, *z = (const int8_t *)bt->data;
+  int8_t *y = (int8_t *)out->data;
+  for (int32_t b = 0; b < B; b++)
+    for (int32_t m = 0; m < M; m++) {
+      const int8_t *xr = x + ((ptrdiff_t)b * M + m) * K;
+      int32_t xs = sum_s8(xr, K);
+      for (int32_t n = 0; n < N; n++) {
+        const int8_t *zr = z + ((ptrdiff_t)b * N + n) * K;
+        int32_t acc = dot_s8(xr, zr, K) + bo * xs + ao * sum_s8(zr, K) + K * ao * bo;
+        int32_t r = cm_requant(acc, om, os) + oz;
+        y[((ptrdiff_t)b * M + m) * N + n] = (int8_t)clamp_i32(r, -128, 127);
+      }
+    }
+  return ET_OK;
+}
+
+/* ---------------------------------------------------------------- pooling */
+
+/* quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation,
+ *   bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max,
+ *   *, Tensor(a!) out) */
+static et_status qmaxpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool nhwc) {
+  ET_CHECK_ARGS(11);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(10, out);
+  int32_t k[2], s[2], p[2], d[2], lo, hi;
+  if (!pair_arg(args[1], k)) BAD(1);
+  if (!pair_arg(args[2], s)) BAD(2);
+  if (!pair_arg(args[3], p)) BAD(3);
+  if (!pair_arg(args[4], d)) BAD(4);
+  ARG_INT(8, lo); ARG_INT(9, hi);
+  if (args[5]->tag == ET_TAG_BOOL && args[5]->u.b) { ctx->err_detail = 5; return ET_ERR_UNSUPPORTED; }
+  if (in->ndim != 4 || in->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || d[0] <= 0 || d[1] <= 0 || p[0] < 0 || p[1] < 0) BAD(1);
+  g4 x, y;
+  geo4(in, nhwc, &x);
+  int32_t OH = (x.h + 2 * p[0] - d[0] * (k[0] - 1) - 1) / s[0] + 1;
+  int32_t OW = (x.w + 2 * p[1] - d[1] * (k[1] - 1) - 1) / s[1] + 1;
+  if (OH <= 0 || OW <= 0) BAD(0);
+  et_status st = resize4(ctx, out, nhwc, x.n, x.c, OH, OW, 10);
+  if (st) return st;
+  geo4(out, nhwc, &y);
+  const int8_t *xd = (const int8_t *)in->data;
+  int8_t *yd = (int8_t *)out->data;
+  for (int32_t n = 0; n < x.n; n++)
+    for (int32_t oh = 0; oh < OH; oh++)
+      for (int32_t ow = 0; ow < OW; ow++)
+        for (int32_t c = 0; c < x.c; c++) {
+          int32_t m = -129;
+          for (int32_t kh = 0; kh < k[0]; kh++) {
+            int32_t ih = oh * s[0] - p[0] + kh * d[0];
+            if (ih < 0 || ih >= x.h) continue;
+            for (int32_t kw = 0; kw < k[1]; kw++) {
+              int32_t iw = ow * s[1] - p[1] + kw * d[1];
+              if (iw < 0 || iw >= x.w) continue;
+              int32_t v = xd[n * x.sn + c * x.sc + ih * x.sh + iw * x.sw];
+              if (v > m) m = v;
+            }
+          }
+          yd[n * y.sn + c * y.sc + oh * y.sh + ow * y.sw] = (int8_t)clamp_i32(m, lo, hi);
+        }
+  return ET_OK;
+}
+ET_OP("cortex_m::quantized_max_pool2d.out", k_cm_quantized_max_pool2d_out) { return qmaxpool(ctx, args, nargs, false); }
+ET_OP("cortex_m::quantized_max_pool2d_nhwc.out", k_cm_quantized_max_pool2d_nhwc_out) { return qmaxpool(ctx, args, nargs, true); }
+
+/* PyTorch's pooling output size */
+static int32_t pool_out(int32_t in, int32_t k, int32_t pad, int32_t s, bool ceil) {
+  int32_t num = in + 2 * pad - (k - 1) - 1 + (ceil ? s - 1 : 0);
+  int32_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil && (o - 1) * s >= in + pad) o--;
+  return o;
+}
+
+/* quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,
+ *   int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out): the reference
+ * dequantizes with scale = multiplier * 2^shift / 2^31, average-pools in float32
+ * (count_include_pad=False) and quantizes back with round-half-even. */
+static et_status qavgpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool nhwc) {
+  ET_CHECK_ARGS(10);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(9, out);
+  int32_t k[2], s[2], p[2], zp, mult, shift;
+  if (!pair_arg(args[1], k)) BAD(1);
+  if (!pair_arg(args[2], s)) BAD(2);
+  if (!pair_arg(args[3], p)) BAD(3);
+  bool ceil = args[4]->tag == ET_TAG_BOOL && args[4]->u.b;
+  ARG_INT(5, zp); ARG_INT(6, mult); ARG_INT(7, shift);
+  if (in->ndim != 4 || in->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || p[0] < 0 || p[1] < 0) BAD(1);
+  g4 x, y;
+  geo4(in, nhwc, &x);
+  int32_t OH = pool_out(x.h, k[0], p[0], s[0], ceil), OW = pool_out(x.w, k[1], p[1], s[1], ceil);
+  if (OH <= 0 || OW <= 0) BAD(0);
+  et_status st = resize4(ctx, out, nhwc, x.n, x.c, OH, OW, 9);
+  if (st) return st;
+  geo4(out, nhwc, &y);
+  const float scale = ldexp_f((float)mult, shift - 31);
+  const float zf = (float)zp;
+  const int8_t *xd = (const int8_t *)in->data;
+  int8_t *yd = (int8_t *)out->data;
+  for (int32_t n = 0; n < x.n; n++)
+    for (int32_t oh = 0; oh < OH; oh++)
+      for (int32_t ow = 0; ow < OW; ow++) {
+        int32_t h0 = oh * s[0] - p[0], w0 = ow * s[1] - p[1];
+        int32_t h1 = h0 + k[0], w1 = w0 + k[1];
+        if (h0 < 0) h0 = 0;
+        if (w0 < 0) w0 = 0;
+        if (h1 > x.h) h1 = x.h;
+        if (w1 > x.w) w1 = x.w;
+        int32_t cnt = (h1 - h0) * (w1 - w0);
+        for (int32_t c = 0; c < x.c; c++) {
+          float sum = 0.0f;
+          for (int32_t ih = h0; ih < h1; ih++)
+            for (int32_t iw = w0; iw < w1; iw++)
+              sum += ((float)xd[n * x.sn + c * x.sc + ih * x.sh + iw * x.sw] - zf) * scale;
+          float avg = cnt > 0 ? sum / (float)cnt : 0.0f;
+          float q = et_roundf(avg / scale) + zf;
+          int64_t v = et_f32_to_i64(q);
+          yd[n * y.sn + c * y.sc + oh * y.sh + ow * y.sw] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+        }
+      }
+  return ET_OK;
+}
+ET_OP("cortex_m::quantized_avg_pool2d.out", k_cm_quantized_avg_pool2d_out) { return qavgpool(ctx, args, nargs, false); }
+ET_OP("cortex_m::quantized_avg_pool2d_nhwc.out", k_cm_quantized_avg_pool2d_nhwc_out) { return qavgpool(ctx, args, nargs, true); }
+
+/* ---------------------------------------------------------------- softmax */
+
+/* softmax.out(Tensor input, int dim, int input_zero_point, int output_zero_point, int input_multiplier,
+ *   int input_shift, int diff_min, *, Tensor(a!) out): the reference's float path:
+ * x = (q - zp) * (mult * 2^shift / 2^31 / 2^26), p = softmax(x), out = rint(p * 256) + out_zp. */
+ET_OP("cortex_m::softmax.out", k_cm_softmax_out) {
+  ET_CHECK_ARGS(8);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(7, out);
+  int32_t dimv, izp, ozp, mult, shift;
+  ARG_INT(1, dimv); ARG_INT(2, izp); ARG_INT(3, ozp); ARG_INT(4, mult); ARG_INT(5, shift);
+  if (in->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  int32_t dim = et_wrap_dim(dimv, in->ndim);
+  if (dim < 0) BAD(1);
+  et_status st = et_resize_like(out, in);
+  if (st) { ctx->err_detail = 7; return st; }
+  const float scale = ldexp_f((float)mult, shift - 31 - 26);
+  ptrdiff_t s2[2][ET_MAX_DIMS];
+  et_tensor_strides(out, s2[0]);
+  et_tensor_strides(in, s2[1]);
+  int32_t lane_sizes[ET_MAX_DIMS];
+  for (uint32_t d = 0; d < in->ndim; d++) lane_sizes[d] = in->sizes[d];
+  int32_t len = in->ndim ? in->sizes[dim] : 1;
+  ptrdiff_t so = in->ndim ? s2[0][dim] : 1, si = in->ndim ? s2[1][dim] : 1;
+  if (in->ndim) lane_sizes[dim] = 1;
+  if (len <= 0) return ET_OK;
+  int64_t lanes = et_numel(in) / len;
+  const int8_t *x = (const int8_t *)in->data;
+  int8_t *y = (int8_t *)out->data;
+  et_idx it;
+  et_idx_init(&it, in->ndim, lane_sizes);
+  for (int64_t l = 0; l < lanes; l++) {
+    const int8_t *xl = x + it.off[1];
+    int8_t *yl = y + it.off[0];
+    float m = -ET_INFINITY;
+    for (int32_t k = 0; k < len; k++) {
+      float v = (float)((int32_t)xl[k * si] - izp) * scale;
+      if (v > m) m = v;
+    }
+    float sum = 0.0f;
+    for (int32_t k = 0; k < len; k++) sum += et_expf((float)((int32_t)xl[k * si] - izp) * scale - m);
+    float rs = 1.0f / sum;
+    for (int32_t k = 0; k < len; k++) {
+      float pr = et_expf((float)((int32_t)xl[k * si] - izp) * scale - m) * rs;
+      int64_t v = et_f32_to_i64(et_roundf(pr * 256.0f) + (float)ozp);
+      yl[k * so] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+    }
+    et_idx_next(&it, 2, s2);
+  }
+  return ET_OK;
+}
+
+/* ---------------------------------------------------------------- layout ops */
+
+/* transpose.out(Tensor input, int[] perm, *, Tensor(a!) out): out = input.permute(perm) */
+ET_OP("cortex_m::transpose.out", k_cm_transpose_out) {
+  ET_CHECK_ARGS(3);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(2, out);
+  uint32_t np;
+  const int64_t *perm = et_int_list(args[1], &np);
+  if (!perm || np != in->ndim || out->dtype != in->dtype) BAD(1);
+  int32_t os[ET_MAX_DIMS];
+  ptrdiff_t ist[ET_MAX_DIMS], src[ET_MAX_DIMS], dst[ET_MAX_DIMS];
+  et_tensor_strides(in, ist);
+  uint32_t seen = 0;
+  for (uint32_t j = 0; j < np; j++) {
+    int32_t pj = et_wrap_dim(perm[j], in->ndim);
+    if (pj < 0 || (seen & (1u << pj))) BAD(1);
+    seen |= 1u << pj;
+    os[j] = in->sizes[pj];
+    src[j] = ist[pj];
+  }
+  et_status st = et_resize(out, np, os);
+  if (st) { ctx->err_detail = 2; return st; }
+  et_tensor_strides(out, dst);
+  if (et_numel(out) == 0) return ET_OK;
+  et_strided_copy(out, 0, dst, in, 0, src, np, out->sizes);
+  return ET_OK;
+}
+
+/* pad.out(Tensor input, int[] pre_pad, int[] post_pad, int pad_value, *, Tensor(a!) out): pads are
+ * 4 entries for the dims of a rank-4 view (right-aligned); for channels-last inputs they are in
+ * NHWC (physical) order. */
+ET_OP("cortex_m::pad.out", k_cm_pad_out) {
+  ET_CHECK_ARGS(5);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(4, out);
+  uint32_t n1, n2;
+  const int64_t *pre = et_int_list(args[1], &n1), *post = et_int_list(args[2], &n2);
+  int32_t val;
+  ARG_INT(3, val);
+  uint32_t r = in->ndim;
+  if (!pre || !post || n1 != 4 || n2 != 4 || r > 4 || r < 1 || out->dtype != in->dtype) BAD(1);
+  bool cl = false;
+  if (r == 4) {
+    if (in->sizes[1] == 1 || (in->sizes[2] == 1 && in->sizes[3] == 1)) cl = true;
+    else if (in->dim_order && in->dim_order[0] == 0 && in->dim_order[1] == 2) cl = true;
+  }
+  static const uint8_t inv_nhwc[4] = {0, 3, 1, 2};
+  int32_t lp[4], lq[4];
+  for (uint32_t i = 0; i < 4; i++) {
+    lp[i] = (int32_t)(cl ? pre[inv_nhwc[i]] : pre[i]);
+    lq[i] = (int32_t)(cl ? post[inv_nhwc[i]] : post[i]);
+  }
+  uint32_t off = 4 - r;
+  int32_t os[4];
+  for (uint32_t d = 0; d < r; d++) {
+    if (lp[off + d] < 0 || lq[off + d] < 0) BAD(1);
+    os[d] = in->sizes[d] + lp[off + d] + lq[off + d];
+  }
+  et_status st = et_resize(out, r, os);
+  if (st) { ctx->err_detail = 4; return st; }
+  int64_t total = et_numel(out);
+  if (et_dtype_is_float(out->dtype)) for (int64_t i = 0; i < total; i++) et_store_f(out, i, (float)val);
+  else if (out->dtype == ET_CHAR) { int8_t *y = (int8_t *)out->data; for (int64_t i = 0; i < total; i++) y[i] = (int8_t)val; }
+  else for (int64_t i = 0; i < total; i++) et_store_i(out, i, val);
+  ptrdiff_t ist[ET_MAX_DIMS], ost[ET_MAX_DIMS];
+  et_tensor_strides(in, ist);
+  et_tensor_strides(out, ost);
+  ptrdiff_t base = 0;
+  for (uint32_t d = 0; d < r; d++) base += lp[off + d] * ost[d];
+  if (et_numel(in) > 0) et_strided_copy(out, base, ost, in, 0, ist, r, in->sizes);
+  return ET_OK;
+}

@@ -1,0 +1,422 @@
+"""Kernels B (linalg, conv, pool, norm, embedding, quant, cortex_m) on the host build of our runtime.
+
+Tiny torch modules, exported once (cached under .cache/kernels_b, keyed by the module source, the
+inputs and the package versions), bundled with their inputs into a .bpte and run with run_host.
+References: portable and pt2e programs -> the real executorch runtime (etdeploy.oracle.run_reference);
+cortex_m programs -> executorch's Python reference ops (oracle.run_cortex_m_reference).
+Float results: max abs err <= 1e-5 * max(1, max|ref|); quantized programs ("exact" cases) must match
+bit for bit. Also: every kernel file cross-compiles warning-free and needs no double helpers."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "kernels_b"
+KDIR = ROOT / "firmware" / "kernels"
+sys.path.insert(0, str(ROOT / "tools"))
+
+F, I64, I32 = "float32", "int64", "int32"
+# kinds: n normal, u uniform [-1, 1), i indices in [0, 10), cl normal channels_last (4-d)
+
+# name -> (flow, module source (class M), input specs [(shape, dtype, kind)], exact, edge_config)
+CASES: dict[str, tuple] = {
+    # ---------------- float convolution ----------------
+    "conv2d_stride_pad": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(4, 6, 3, stride=2, padding=1)
+        self.b = torch.nn.Conv2d(4, 5, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2))
+    def forward(self, x):
+        return self.a(x), self.b(x)
+""", [((2, 4, 9, 8), F, "n")], False, None),
+    "conv2d_dilation_nobias": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(4, 4, 3, padding=2, dilation=2, bias=False)
+        self.b = torch.nn.Conv2d(4, 3, 5, stride=3, padding=2, dilation=2)
+    def forward(self, x):
+        return self.a(x), self.b(x)
+""", [((1, 4, 11, 10), F, "n")], False, None),
+    "conv2d_groups_depthwise": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.g = torch.nn.Conv2d(4, 6, 3, groups=2)
+        self.dw = torch.nn.Conv2d(4, 4, 3, padding=1, groups=4)
+        self.dm = torch.nn.Conv2d(4, 8, 3, stride=2, padding=1, groups=4, bias=False)
+    def forward(self, x):
+        return self.g(x), self.dw(x), self.dm(x)
+""", [((1, 4, 8, 8), F, "n")], False, None),
+    "conv1d": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv1d(4, 3, 5, stride=2, padding=2)
+        self.b = torch.nn.Conv1d(4, 8, 3, padding=2, dilation=2, groups=4, bias=False)
+    def forward(self, x):
+        return self.a(x), self.b(x)
+""", [((2, 4, 16), F, "n")], False, None),
+    "conv2d_channels_last": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 4, 3, padding=1)
+    def forward(self, x):
+        return self.a(x) * 1.0
+""", [((1, 3, 6, 5), F, "cl")], False, None),
+    "cnn_wide": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.c2 = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.fc = torch.nn.Linear(16 * 8 * 8, 10)
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.c1(x)), 2)
+        x = F.relu(self.c2(x))
+        return self.fc(x.flatten(1))
+""", [((1, 3, 16, 16), F, "n")], False, None),
+    # ---------------- float linalg ----------------
+    "linalg": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 5)
+        self.nb = torch.nn.Linear(6, 3, bias=False)
+    def forward(self, a, b, c, d):
+        return (self.fc(a), self.nb(a), torch.mm(a, b), torch.addmm(c, a, b, beta=0.5, alpha=2.0),
+                torch.bmm(d, d.transpose(1, 2)), torch.addmm(c[0], a, b))
+""", [((3, 6), F, "n"), ((6, 4), F, "n"), ((3, 4), F, "n"), ((2, 3, 5), F, "n")], False, None),
+    "linear_preserved": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(37, 9)
+        self.nb = torch.nn.Linear(37, 4, bias=False)
+    def forward(self, a):
+        return self.fc(a), self.nb(a)
+""", [((2, 3, 37), F, "n")], False, {"preserve_ops": ["aten.linear.default"]}),
+    # ---------------- float pooling ----------------
+    "maxpool": ("portable", """
+class M(torch.nn.Module):
+    def forward(self, x):
+        v, i = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+        return (F.max_pool2d(x, 2), v, i, F.max_pool2d(x, 3, 2, ceil_mode=True),
+                F.max_pool2d(x, 2, 1, dilation=2), F.max_pool2d(x, (3, 2), (2, 3), (1, 1), ceil_mode=True))
+""", [((2, 3, 9, 8), F, "n")], False, None),
+    "avgpool": ("portable", """
+class M(torch.nn.Module):
+    def forward(self, x):
+        return (F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, 1, 1, count_include_pad=False),
+                F.avg_pool2d(x, 3, 2, 1, ceil_mode=True), F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+                F.avg_pool2d(x, 2, divisor_override=3), F.avg_pool2d(x, (3, 2), (2, 1), (1, 0)),
+                F.adaptive_avg_pool2d(x, (2, 3)), F.adaptive_avg_pool2d(x, (4, 3)))
+""", [((1, 3, 9, 7), F, "n")], False, None),
+    "pool_3d_input": ("portable", """
+class M(torch.nn.Module):
+    def forward(self, x):
+        return F.max_pool2d(x, 2), F.avg_pool2d(x, 2, 1, 1), F.adaptive_avg_pool2d(x, 3)
+""", [((3, 6, 6), F, "n")], False, None),
+    # ---------------- float norms, embedding ----------------
+    "norms": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(8)
+        self.ln2 = torch.nn.LayerNorm((4, 8), elementwise_affine=False, eps=1e-3)
+        self.bn = torch.nn.BatchNorm2d(3)
+        with torch.no_grad():
+            self.ln.weight.uniform_(0.5, 1.5); self.ln.bias.uniform_(-1, 1)
+            self.bn.weight.uniform_(0.5, 1.5); self.bn.bias.uniform_(-1, 1)
+            self.bn.running_mean.uniform_(-1, 1); self.bn.running_var.uniform_(0.5, 2)
+    def forward(self, x):
+        return self.ln(x * 3 + 1), self.ln2(x), self.bn(x)
+""", [((2, 3, 4, 8), F, "n")], False, None),
+    "embedding": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e = torch.nn.Embedding(10, 6)
+    def forward(self, i, j):
+        return self.e(i), self.e(j) * 2
+""", [((2, 5), I64, "i"), ((7,), I64, "i")], False, None),
+    # ---------------- quantized_decomposed (real runtime numerics) ----------------
+    "qd_ops": ("portable", """
+S = 0.029133403673768044
+class M(torch.nn.Module):
+    def forward(self, x, q):
+        qd = torch.ops.quantized_decomposed
+        s2 = torch.tensor([0.013, 0.0071, 0.0299], dtype=torch.float64)
+        z2 = torch.tensor([3, -5, 0], dtype=torch.int64)
+        return (qd.quantize_per_tensor(x, S, -14, -128, 127, torch.int8),
+                qd.dequantize_per_tensor(q, S, -14, -128, 127, torch.int8),
+                qd.quantize_per_tensor(x, 0.01627974114851379, 3, -100, 100, torch.int8),
+                qd.quantize_per_channel(x, s2, z2, 1, -128, 127, torch.int8),
+                qd.dequantize_per_channel(q, s2, z2, 1, -128, 127, torch.int8),
+                qd.quantize_per_tensor.tensor(x, torch.tensor([0.02], dtype=torch.float64), torch.tensor([5]), -128, 127, torch.int8),
+                qd.dequantize_per_tensor.tensor(q, torch.tensor([0.02], dtype=torch.float64), torch.tensor([5]), -128, 127, torch.int8),
+                qd.quantize_per_tensor(x, 0.05, 128, 0, 255, torch.uint8))
+""", [((64, 3), F, "w"), ((64, 3), "int8", "q")], True, {"_check_ir_validity": False}),
+    "mlp_pt2e": ("pt2e", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(20, 16)
+        self.b = torch.nn.Linear(16, 4)
+    def forward(self, x):
+        return self.b(F.relu(self.a(x)))
+""", [((2, 20), F, "n")], False, None),
+    # ---------------- cortex_m (Python reference numerics, exact) ----------------
+    "cm_mlp": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(40, 24)
+        self.b = torch.nn.Linear(24, 8)
+    def forward(self, x):
+        return self.b(F.relu(self.a(x)))
+""", [((3, 40), F, "n")], True, None),
+    "cm_cnn": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.c2 = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.c3 = torch.nn.Conv2d(8, 6, 1)
+        self.c4 = torch.nn.Conv2d(6, 4, (3, 2), stride=(1, 2), padding=(1, 0))
+    def forward(self, x):
+        x = F.relu(self.c1(x))
+        x = F.relu(self.c2(x))
+        x = self.c3(x)
+        return F.avg_pool2d(self.c4(x), 2)
+""", [((1, 3, 12, 12), F, "cl")], True, None),
+    "cm_depth_mult": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(4, 8, 3, stride=2, groups=4)
+    def forward(self, x):
+        return F.max_pool2d(self.c(x), 3, 2, 1)
+""", [((1, 4, 10, 10), F, "cl")], True, None),
+    "cm_add_mul": ("cortex_m", """
+class M(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y, x * y, F.relu(x + y)
+""", [((2, 16), F, "n"), ((2, 16), F, "n")], True, None),
+    "cm_softmax": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(12, 10)
+    def forward(self, x):
+        return F.softmax(self.a(x), -1)
+""", [((4, 12), F, "n")], True, None),
+    "cm_act": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(16, 16)
+        self.b = torch.nn.Linear(16, 16)
+    def forward(self, x):
+        return torch.sigmoid(self.a(x)), torch.tanh(self.b(x)), F.hardtanh(self.a(x), -0.5, 0.5)
+""", [((4, 16), F, "n")], True, None),
+    "cm_matmul": ("cortex_m", """
+class M(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.matmul(x, y)
+""", [((2, 4, 8), F, "n"), ((2, 8, 5), F, "n")], True, None),
+    "cm_pad_pool": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(4, 4, 1)
+    def forward(self, x):
+        y = self.c(x)
+        return F.pad(y, (1, 2, 0, 1)), F.avg_pool2d(y, 3, 2, 1), F.max_pool2d(y, 2)
+""", [((1, 4, 8, 8), F, "cl")], True, None),
+}
+
+HEADER = "import torch\nimport torch.nn.functional as F\n"
+
+
+def _source(name: str) -> str:
+    return HEADER + CASES[name][1]
+
+
+def _inputs(name: str) -> list[np.ndarray]:
+    specs = CASES[name][2]
+    rng = np.random.default_rng(int(hashlib.sha256(name.encode()).hexdigest()[:8], 16))
+    out = []
+    for shape, dt, kind in specs:
+        if kind in ("n", "cl"):
+            a = rng.standard_normal(shape)
+        elif kind == "w":
+            a = rng.uniform(-4, 4, shape)
+        elif kind == "i":
+            a = rng.integers(0, 10, shape)
+        elif kind == "q":
+            a = rng.integers(-128, 128, shape)
+        else:
+            a = rng.uniform(-1, 1, shape)
+        out.append(np.asarray(a).astype(dt))
+    return out
+
+
+def _torch_inputs(name: str, arrays):
+    import torch
+    ts = []
+    for a, (_, _, kind) in zip(arrays, CASES[name][2]):
+        t = torch.from_numpy(np.ascontiguousarray(a))
+        if kind == "cl":
+            t = t.contiguous(memory_format=torch.channels_last)
+        ts.append(t)
+    return tuple(ts)
+
+
+def _key(name: str) -> str:
+    import importlib.metadata as md
+    h = hashlib.sha256(_source(name).encode())
+    flow, _, specs, exact, edge = CASES[name]
+    h.update(json.dumps([flow, specs, exact, edge]).encode())
+    for pkg in ("torch", "executorch"):
+        try:
+            h.update(md.version(pkg).encode())
+        except md.PackageNotFoundError:
+            pass
+    return h.hexdigest()[:16]
+
+
+def _export(name: str) -> Path:
+    """-> dir with m.pte, m.bpte (the inputs + reference outputs), ref.npz, ops.json"""
+    d = CACHE / f"{name}-{_key(name)}"
+    if (d / "ops.json").exists():
+        return d
+    import torch
+    import executorch.kernels.quantized  # noqa: F401  (out variants of quantized_decomposed::)
+    from etdeploy import exporting, oracle
+    flow, _, _, _, edge = CASES[name]
+    ns: dict = {}
+    exec(compile(_source(name), f"<kernels_b:{name}>", "exec"), ns)
+    torch.manual_seed(0)
+    module = ns["M"]().eval()
+    arrays = _inputs(name)
+    ex = _torch_inputs(name, arrays)
+    if any(k == "cl" for _, _, k in CASES[name][2]):
+        module = module.to(memory_format=torch.channels_last)
+    gen = torch.Generator().manual_seed(1)
+    calib = [ex] + [exporting.random_like(ex, gen) for _ in range(4)]
+    if edge:
+        edge = dict(edge)
+        if "preserve_ops" in edge:
+            edge["preserve_ops"] = [eval("torch.ops." + o) for o in edge["preserve_ops"]]
+    d.mkdir(parents=True, exist_ok=True)
+    res = exporting.export_model(module, ex, d, "m", flow=flow, case_inputs=[ex], calibration=calib,
+                                 edge_config=edge)
+    feed = [np.ascontiguousarray(t.numpy()) for t in ex]
+    if flow == "cortex_m":
+        ref = oracle.run_cortex_m_reference(res.pte, feed)
+    else:
+        ref = oracle.run_reference(res.pte, feed)
+    np.savez(d / "ref.npz", *[np.asarray(r) for r in ref])
+    (d / "ops.json").write_text(json.dumps(res.operators["forward"]))
+    return d
+
+
+def _compare(ours, ref, what, exact):
+    worst = 0.0
+    assert len(ours) == len(ref), f"{what}: {len(ours)} outputs, reference has {len(ref)}"
+    for k, (o, r) in enumerate(zip(ours, ref)):
+        o, r = np.asarray(o), np.asarray(r)
+        assert o.shape == r.shape, f"{what}[{k}]: shape {o.shape} != {r.shape}"
+        assert o.dtype == r.dtype, f"{what}[{k}]: dtype {o.dtype} != {r.dtype}"
+        if np.issubdtype(r.dtype, np.floating) and not exact:
+            o64, r64 = o.astype(np.float64), r.astype(np.float64)
+            assert np.array_equal(np.isnan(o64), np.isnan(r64)), f"{what}[{k}]: NaN positions differ"
+            fin = ~np.isnan(r64)
+            scale = max(1.0, float(np.max(np.abs(r64[fin]), initial=0.0)))
+            err = float(np.max(np.abs(o64[fin] - r64[fin]), initial=0.0))
+            worst = max(worst, err / scale)
+            assert err <= 1e-5 * scale, f"{what}[{k}]: max abs err {err:g} (scale {scale:g})\nours={o}\nref={r}"
+        else:
+            bad = ~((o == r) | (np.isnan(o) & np.isnan(r)) if np.issubdtype(r.dtype, np.floating) else (o == r))
+            assert not bad.any(), f"{what}[{k}]: {int(bad.sum())} of {o.size} values differ\nours={o[bad][:10]}\nref={r[bad][:10]}"
+    return worst
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_case(name):
+    from support.hostrun import run_host
+    d = _export(name)
+    z = np.load(d / "ref.npz")
+    ref = [z[f"arr_{i}"] for i in range(len(z.files))]
+    ours = run_host(d / "m.bpte")
+    worst = _compare(ours, ref, name, CASES[name][3])
+    print(f"{name}: max relative err {worst:.3g}")
+
+
+REQUIRED_OPS = {
+    "aten::convolution.out", "aten::addmm.out", "aten::mm.out", "aten::bmm.out", "aten::linear.out",
+    "aten::max_pool2d_with_indices.out", "aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
+    "aten::native_layer_norm.out", "aten::_native_batch_norm_legit_no_training.out", "aten::embedding.out",
+    "quantized_decomposed::quantize_per_tensor.out", "quantized_decomposed::dequantize_per_tensor.out",
+    "quantized_decomposed::quantize_per_tensor.Tensor_out", "quantized_decomposed::dequantize_per_tensor.Tensor_out",
+    "quantized_decomposed::quantize_per_channel.out", "quantized_decomposed::dequantize_per_channel.out",
+    "cortex_m::quantize_per_tensor.out", "cortex_m::dequantize_per_tensor.out", "cortex_m::quantized_linear.out",
+    "cortex_m::quantized_conv2d.out", "cortex_m::quantized_depthwise_conv2d.out", "cortex_m::quantized_add.out",
+    "cortex_m::quantized_mul.out", "cortex_m::quantized_max_pool2d.out", "cortex_m::quantized_avg_pool2d.out",
+    "cortex_m::softmax.out", "cortex_m::transpose.out", "cortex_m::pad.out",
+}
+
+
+@pytest.mark.build
+def test_cases_cover_the_ops():
+    from etdeploy import kernels
+    seen = set()
+    for name in CASES:
+        seen.update(json.loads((_export(name) / "ops.json").read_text()))
+    missing = REQUIRED_OPS - seen
+    assert not missing, f"no test case exercises {sorted(missing)}"
+    cat = kernels.catalogue()
+    assert not (seen - set(cat)), f"ops without kernels: {sorted(seen - set(cat))}"
+
+
+TARGETS = {
+    "cortex-m55": ["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-O2"],
+    "cortex-m55-O3": ["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-O3"],
+    "cortex-m4": ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-O2"],
+    "lx106": ["xtensa-lx106-elf-gcc", "-ffreestanding", "-Os"],
+    "aarch64": ["aarch64-linux-gnu-gcc", "-O2"],
+}
+MY_FILES = ["linalg.c", "conv.c", "pool.c", "norm.c", "embedding.c", "quant.c", "cortex_m.c"]
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_cross_compile_clean(target, tmp_path):
+    import shutil
+    cc = TARGETS[target]
+    if not shutil.which(cc[0]):
+        pytest.skip(f"{cc[0]} not installed")
+    for f in MY_FILES:
+        obj = tmp_path / (f + ".o")
+        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion",
+                            "-fsingle-precision-constant", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
+                            "-c", str(KDIR / f), "-o", str(obj)], capture_output=True, text=True)
+        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
+        nm = cc[0].replace("gcc", "nm")
+        if shutil.which(nm):
+            und = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True).stdout.split()
+            dbl = [s for s in und if s.startswith("__") and "df" in s]
+            assert not dbl, f"{target} {f} needs double helpers {dbl}"
+            libm = [s for s in und if s in ("expf", "sqrtf", "logf", "exp", "sqrt", "floorf", "roundf", "lrintf")]
+            assert not libm, f"{target} {f} calls libm {libm}"
