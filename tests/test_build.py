@@ -144,3 +144,61 @@ def test_minimal_image_runs(board_name, build_dir):
     p = scons(f"board={board_name}", f"build_dir={build_dir}", "run=1", "timeout=60", check=False)
     assert f"etdeploy: {board_name} ok" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
     assert "exit status 0" in p.stdout and p.returncode == 0
+
+
+SOFTFLOAT_TEST = r"""
+#include <stdio.h>
+#include <string.h>
+#define SF(n) t##n
+#include "SOFTFLOAT"
+static uint32_t B(float f){uint32_t u;memcpy(&u,&f,4);return u;}
+static float F(uint32_t u){float f;memcpy(&f,&u,4);return f;}
+static uint64_t s=88172645463325252ull;
+static uint32_t rnd(void){s^=s<<13;s^=s>>7;s^=s<<17;return (uint32_t)s;}
+static int same(float a,float b){ return (a!=a&&b!=b) || B(a)==B(b); }
+int main(void){ long bad=0;
+ for(long i=0;i<2000000;i++){ uint32_t x=rnd(),y=rnd();
+  if(i%4==1) y=(x&0xff800000u)^(rnd()&0x80ffffffu);
+  if(i%8==3) x&=0x807fffffu;
+  float a=F(x),b=F(y);
+  bad += !same(t__addsf3(a,b),a+b) + !same(t__subsf3(a,b),a-b) + !same(t__mulsf3(a,b),a*b);
+  int32_t iv=(int32_t)rnd()>>(rnd()%32); bad += !same(t__floatsisf(iv),(float)iv);
+  uint32_t uv=rnd()>>(rnd()%32); bad += !same(t__floatunsisf(uv),(float)uv);
+  float fv=F(rnd()&0x4f7fffffu); if(fv==fv && fv<4294967296.0f) bad += t__fixunssfsi(fv)!=(uint32_t)fv;
+ }
+ printf("bad=%ld\n",bad); return bad!=0; }
+"""
+
+
+@pytest.mark.build
+def test_xtensa_softfloat_matches_ieee(tmp_path):
+    """The lx106 single-float helpers, compiled natively, agree bit for bit with the host FPU."""
+    cc = need_tool("gcc", "gcc")
+    src = tmp_path / "sf.c"
+    src.write_text(SOFTFLOAT_TEST.replace("SOFTFLOAT", str(ROOT / "firmware/boards/xtensa/softfloat.c")))
+    exe = tmp_path / "sf"
+    subprocess.run([cc, "-O2", "-fno-builtin", str(src), "-o", str(exe)], check=True)
+    p = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "bad=0" in p.stdout, p.stdout
+
+
+@pytest.mark.build
+@pytest.mark.emu
+@pytest.mark.parametrize("board_name", RUNS_HERE)
+def test_baked_program_runs(board_name, build_dir):
+    """The whole path with a real program: bake (lead's bake.py) -> board build -> run -> PASS."""
+    pte = ROOT / "tests" / "models" / "add.bpte"
+    assert pte.exists(), "fixture tests/models/add.bpte is committed by the export step"
+    board = config.load_board(board_name)
+    _need_toolchain(board)
+    if board.emulator.kind != "native":
+        need_tool(board.emulator.binary, board.emulator.package)
+    out = Path(build_dir) / "baked"
+    p = scons(f"board={board_name}", f"build_dir={out}", f"pte={pte}", "run=1", "timeout=120", check=False)
+    assert p.returncode == 0 and "PASS" in p.stdout, p.stdout[-3000:] + p.stderr[-3000:]
+    rep = json.loads((out / board_name / "report.json").read_text())
+    names = {s["name"]: s for s in rep["placed"]}
+    assert names["et_model_blob_0"]["size"] == len(pte.read_bytes())
+    if board.regions:
+        assert names["et_model_blob_0"]["region"] == board.placement.model
+        assert names["et_pool_0_0"]["region"] == board.placement.pool
