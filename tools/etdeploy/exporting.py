@@ -9,13 +9,19 @@ Flows:
             expected outputs from the real runtime (the reference for quantized arithmetic).
   cortex_m  CortexMQuantizer + CortexMPassManager: cortex_m:: kernels (not a delegate); expected
             outputs from the package's Python reference implementations of those ops.
-  ethos_u   EthosUQuantizer + EthosUPartitioner for ethos-u55-128 (Vela); a DelegateCall to
-            EthosUBackend. No .bpte: nothing on the host can compute the NPU's numbers.
+  ethos_u   EthosUQuantizer + EthosUPartitioner (Vela) for the board's NPU target, system config and
+            memory mode (`npu=`, default ethos-u55-128 / Ethos_U55_High_End_Embedded / Shared_Sram); a
+            DelegateCall to EthosUBackend. The .bpte (only when asked: bundle=True) carries expected
+            outputs of the quantized eager graph (q/dq simulation), which the NPU matches to about one
+            quantum, not bit for bit.
+
+flow_for_board(board, quantize, flow) picks the flow a board's data names; see cli/export.py.
 
 executorch is imported lazily (about 9 s). Slow steps report progress on stderr.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import sys
 import time
@@ -29,6 +35,8 @@ FLOWS = ("portable", "pt2e", "cortex_m", "ethos_u")
 CPU_FLOWS = ("portable", "pt2e", "cortex_m")
 ARM_PACKAGES = ("ethos-u-vela==5.1.0", "tosa-tools==2026.5.0", "ml_dtypes==0.5.1")
 ETHOS_U_TARGET = "ethos-u55-128"
+ETHOS_U_DEFAULT = {"target": ETHOS_U_TARGET, "system_config": "Ethos_U55_High_End_Embedded",
+                   "memory_mode": "Shared_Sram"}
 
 
 class ExportError(EtdeployError):
@@ -112,7 +120,7 @@ def _flat_outputs(out) -> list:
 
 # ---------------------------------------------------------------- lowering per flow
 
-def _calibrate_quantize(module, example_inputs, quantizer, calibration: Sequence[tuple]):
+def _calibrate_quantize(module, example_inputs, quantizer, calibration: Sequence[tuple], keep=None):
     import torch
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     gm = torch.export.export(module, example_inputs).module(check_guards=False)
@@ -121,6 +129,8 @@ def _calibrate_quantize(module, example_inputs, quantizer, calibration: Sequence
         for sample in calibration:
             prepared(*sample)
     converted = convert_pt2e(prepared)
+    if keep is not None:          # the quantized eager graph (q/dq simulation): a reference for the NPU
+        keep.append(copy.deepcopy(converted))
     return torch.export.export(converted, example_inputs)
 
 
@@ -145,7 +155,7 @@ def _lower_pt2e(module, example_inputs, calibration):
     return edge, None
 
 
-def _lower_cortex_m(module, example_inputs, calibration):
+def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55"):
     # import order matters: the passes package registers the cortex_m:: ops (and their Python
     # reference implementations) before its own modules look them up
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
@@ -154,12 +164,16 @@ def _lower_cortex_m(module, example_inputs, calibration):
     from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
     from executorch.devtools.etrecord import ETRecord
     from executorch.exir import EdgeProgramManager, to_edge
+    cpu_key = cpu.upper().replace("CORTEX-", "").replace("+", "PLUS")
+    if cpu_key not in CortexM.__members__:
+        raise ExportError(f"the cortex_m flow has no target config for cpu '{cpu}' "
+                          f"(known: {', '.join(CortexM.__members__)})")
     ep = _calibrate_quantize(module, example_inputs, CortexMQuantizer(), calibration)
     config = cortex_m_edge_compile_config()
     edge = to_edge(ep, compile_config=config)
     with _Step("Cortex-M passes"):
         transformed = CortexMPassManager(edge.exported_program(),
-                                         target_config=CortexMTargetConfig(cpu=CortexM.M55)).transform()
+                                         target_config=CortexMTargetConfig(cpu=CortexM[cpu_key])).transform()
     edge = EdgeProgramManager(transformed, compile_config=config)
     etrecord = ETRecord()
     etrecord.add_exported_program(ep)
@@ -178,20 +192,24 @@ def _check_arm_packages() -> None:
         raise MissingArmPackages(missing)
 
 
-def _lower_ethos_u(module, example_inputs, calibration):
+def _lower_ethos_u(module, example_inputs, calibration, npu: dict | None = None):
     _check_arm_packages()
+    npu = {**ETHOS_U_DEFAULT, **{k: v for k, v in (npu or {}).items() if v}}
     from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
     from executorch.backends.arm.quantizer import EthosUQuantizer, get_symmetric_quantization_config
     from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
-    spec = EthosUCompileSpec(ETHOS_U_TARGET, system_config="Ethos_U55_High_End_Embedded",
-                             memory_mode="Shared_Sram", extra_flags=["--output-format=raw"])
+    spec = EthosUCompileSpec(npu["target"], system_config=npu["system_config"],
+                             memory_mode=npu["memory_mode"], extra_flags=["--output-format=raw"])
     quantizer = EthosUQuantizer(spec).set_global(get_symmetric_quantization_config())
-    ep = _calibrate_quantize(module, example_inputs, quantizer, calibration)
-    with _Step(f"partitioning + Vela compile for {ETHOS_U_TARGET}"):
+    keep: list = []
+    ep = _calibrate_quantize(module, example_inputs, quantizer, calibration, keep)
+    with _Step(f"partitioning + Vela compile for {npu['target']} ({npu['system_config']}, "
+               f"{npu['memory_mode']})"), contextlib.redirect_stdout(sys.stderr):
+        # Vela prints its performance summary on stdout: keep stdout for etdeploy's own results
         edge = to_edge_transform_and_lower(ep, partitioner=[EthosUPartitioner(spec)],
                                            compile_config=EdgeCompileConfig(_check_ir_validity=False),
                                            generate_etrecord=True)
-    return edge, None
+    return edge, (None, keep[0])
 
 
 _LOWER = {"portable": _lower_portable, "pt2e": _lower_pt2e, "cortex_m": _lower_cortex_m,
@@ -239,7 +257,8 @@ def _write_bundle(et_prog, suites: dict[str, list[tuple[tuple, list]]], path: Pa
 def export_model(module, example_inputs: tuple, out_dir: Path | str, name: str, flow: str = "portable", *,
                  cases: int = 3, seed: int = 0, case_inputs: Sequence[tuple] | None = None,
                  make_inputs: Callable | None = None, calibration: Sequence[tuple] | None = None,
-                 bundle: bool | None = None, edge_config: dict | None = None) -> ExportResult:
+                 bundle: bool | None = None, edge_config: dict | None = None, npu: dict | None = None,
+                 cpu: str | None = None) -> ExportResult:
     """Export `module` with `flow` into out_dir/<name>.pte, .etrecord and (CPU flows) .bpte.
 
     Test cases: `case_inputs` if given, else `cases` random input tuples from a torch.Generator seeded
@@ -270,6 +289,10 @@ def export_model(module, example_inputs: tuple, out_dir: Path | str, name: str, 
         with _Step(f"{name}: export + lower"):
             if flow == "portable":
                 edge, extra = _lower_portable(module, tuple(example_inputs), calibration, edge_config)
+            elif flow == "ethos_u":
+                edge, extra = _lower_ethos_u(module, tuple(example_inputs), calibration, npu)
+            elif flow == "cortex_m":
+                edge, extra = _lower_cortex_m(module, tuple(example_inputs), calibration, cpu or "M55")
             else:
                 edge, extra = _LOWER[flow](module, tuple(example_inputs), calibration)
         et_prog = _to_executorch(edge, flow)
@@ -286,6 +309,8 @@ def export_model(module, example_inputs: tuple, out_dir: Path | str, name: str, 
     if flow == "cortex_m":
         etrecord, reference = extra
         etrecord.add_executorch_program(et_prog)
+    elif flow == "ethos_u":
+        etrecord, reference = et_prog.get_etrecord(), extra[1]
     else:
         etrecord, reference = et_prog.get_etrecord(), None
 
@@ -312,7 +337,7 @@ def _expected(flow: str, module, reference, pte: Path, inputs: tuple) -> list:
     if flow == "portable":
         with torch.no_grad():
             return [t.detach().clone() for t in _flat_outputs(module(*inputs))]
-    if flow == "cortex_m":
+    if flow in ("cortex_m", "ethos_u"):
         with torch.no_grad():
             return [t.detach().clone() for t in _flat_outputs(reference(*inputs))]
     from etdeploy.oracle import run_reference  # pt2e: the real runtime's quantized kernels
