@@ -1,0 +1,59 @@
+/* Benchmark entry for the host (replaces et_main.c): loads baked program 0, fills every input of the
+ * named method with ones, runs it `warmup` times, then times `iters` executions one by one with
+ * CLOCK_MONOTONIC and prints the median, min and mean in nanoseconds on one line.
+ *   usage: bench_host [iters] [warmup] [method]      (defaults: 200, 20, forward) */
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "et_baked.h"
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+  int iters = argc > 1 ? atoi(argv[1]) : 200;
+  int warmup = argc > 2 ? atoi(argv[2]) : 20;
+  const char *want = argc > 3 ? argv[3] : "forward";
+  if (iters < 1) iters = 1;
+  const et_baked_program *bp = &et_baked_programs[0];
+  et_status st = et_program_load(bp->state, bp->blob, bp->size);
+  if (st != ET_OK) { fprintf(stderr, "program load: %s\n", et_status_name(st)); return 2; }
+  for (uint32_t mi = 0; mi < bp->n_methods; mi++) {
+    const et_baked_method *bm = &bp->methods[mi];
+    if (strcmp(bm->name, want) != 0) continue;
+    static et_pool pool;
+    et_pool_init(&pool, bm->pool, bm->pool_size);
+    et_method_memory mem = {&pool, bm->arenas, bm->arena_sizes, bm->n_arenas};
+    int32_t plan = et_program_find_method(bp->state, bm->name);
+    st = plan < 0 ? ET_ERR_BAD_PROGRAM : et_method_load(bm->state, bp->state, (uint32_t)plan, &mem, bm->ops, bm->n_ops);
+    if (st != ET_OK) { fprintf(stderr, "method load: %s\n", et_status_name(st)); return 2; }
+    uint64_t *t = calloc((size_t)iters, sizeof(uint64_t));
+    for (int i = 0; i < warmup + iters; i++) {
+      st = et_method_fill_inputs_ones(bm->state);   /* as the reference run: fresh ones every call */
+      uint64_t a = now_ns();
+      if (st == ET_OK) st = et_method_execute(bm->state);
+      uint64_t b = now_ns();
+      if (st != ET_OK) { fprintf(stderr, "execute: %s\n", et_status_name(st)); return 2; }
+      if (i >= warmup) t[i - warmup] = b - a;
+    }
+    uint64_t sum = 0;
+    for (int i = 0; i < iters; i++) sum += t[i];
+    qsort(t, (size_t)iters, sizeof(uint64_t), cmp_u64);
+    printf("median_ns=%llu min_ns=%llu mean_ns=%llu iters=%d\n", (unsigned long long)t[iters / 2],
+           (unsigned long long)t[0], (unsigned long long)(sum / (uint64_t)iters), iters);
+    free(t);
+    return 0;
+  }
+  fprintf(stderr, "no method '%s'\n", want);
+  return 2;
+}
