@@ -17,7 +17,7 @@
 /* ---------------------------------------------------------------- scalar helpers */
 
 static inline int32_t cm_requant(int64_t v, int32_t mult, int32_t shift) {
-  int32_t ls = shift > 0 ? shift : 0, rs = shift < 0 ? -shift : 0;
+  int32_t ls = shift > 0 ? (shift < 63 ? shift : 63) : 0, rs = shift < 0 ? (shift > -63 ? -shift : 63) : 0;
   uint64_t x = (uint64_t)v << ls;
   int64_t p = (int64_t)(x * (uint64_t)(int64_t)mult + ((uint64_t)1 << 30));
   int64_t r = p >> 31;
@@ -189,6 +189,29 @@ static inline int32_t dot_s8(const int8_t *a, const int8_t *b, int32_t n) {
   return acc;
 }
 
+/* dot product and sum of b in one pass: *bsum += sum b[k]; returns sum a[k] * b[k] */
+static inline int32_t dot_sum_s8(const int8_t *a, const int8_t *b, int32_t n, int32_t *bsum) {
+  int32_t acc = 0, bs = 0;
+  int32_t k = 0;
+#ifdef CM_MVE
+  for (; k + 16 <= n; k += 16) {
+    int8x16_t vb = vld1q_s8(b + k);
+    acc = vmladavaq_s8(acc, vld1q_s8(a + k), vb);
+    bs = vaddvaq_s8(bs, vb);
+  }
+  if (k < n) {
+    mve_pred16_t p = vctp8q((uint32_t)(n - k));
+    int8x16_t vb = vld1q_z_s8(b + k, p);
+    acc = vmladavaq_p_s8(acc, vld1q_z_s8(a + k, p), vb, p);
+    bs = vaddvaq_p_s8(bs, vb, p);
+    k = n;
+  }
+#endif
+  for (; k < n; k++) { acc += (int32_t)a[k] * (int32_t)b[k]; bs += b[k]; }
+  *bsum += bs;
+  return acc;
+}
+
 static inline int32_t sum_s8(const int8_t *a, int32_t n) {
   int32_t acc = 0;
   int32_t k = 0;
@@ -272,6 +295,8 @@ typedef struct {
 
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t O = c->y.c;
+  /* dense NHWC input, one group, unit column dilation: the kw taps of a row are contiguous */
+  const bool merge = !c->depthwise && c->cpg == c->x.c && c->x.sc == 1 && c->x.sw == c->x.c && c->dw == 1;
   for (int32_t n = 0; n < c->y.n; n++)
     for (int32_t oh = 0; oh < c->y.h; oh++)
       for (int32_t ow = 0; ow < c->y.w; ow++) {
@@ -295,22 +320,36 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
           } else {
             const int32_t c0 = (oc / c->opg) * c->cpg;
             const int8_t *wo = c->w + (ptrdiff_t)oc * c->KH * c->KW * c->cpg;
+            int32_t wsum = 0;
             for (int32_t kh = 0; kh < c->KH; kh++) {
               int32_t ih = ih0 + kh * c->dh;
               if (ih < 0 || ih >= c->x.h) continue;
+              if (merge) {
+                /* taps kw in [k0, k1) read one contiguous run of (k1 - k0) * C values */
+                int32_t k0 = iw0 < 0 ? -iw0 : 0, k1 = c->x.w - iw0;
+                if (k1 > c->KW) k1 = c->KW;
+                if (k0 >= k1) continue;
+                const int8_t *xp = xn + ih * c->x.sh + (iw0 + k0) * c->x.sw;
+                const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + k0) * c->cpg;
+                acc += dot_sum_s8(xp, wp, (k1 - k0) * c->cpg, &wsum);
+                continue;
+              }
               for (int32_t kw = 0; kw < c->KW; kw++) {
                 int32_t iw = iw0 + kw * c->dw;
                 if (iw < 0 || iw >= c->x.w) continue;
                 const int8_t *xp = xn + c0 * c->x.sc + ih * c->x.sh + iw * c->x.sw;
                 const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + kw) * c->cpg;
                 if (c->x.sc == 1) {
-                  acc += dot_s8(xp, wp, c->cpg) + c->in_off * sum_s8(wp, c->cpg);
+                  acc += dot_sum_s8(xp, wp, c->cpg, &wsum);
                 } else {
-                  for (int32_t ci = 0; ci < c->cpg; ci++)
-                    acc += ((int32_t)xp[ci * c->x.sc] + c->in_off) * (int32_t)wp[ci];
+                  for (int32_t ci = 0; ci < c->cpg; ci++) {
+                    acc += (int32_t)xp[ci * c->x.sc] * (int32_t)wp[ci];
+                    wsum += wp[ci];
+                  }
                 }
               }
             }
+            acc += c->in_off * wsum;
           }
           int32_t r = cm_requant(acc, c->mult[oc], c->shift[oc]) + c->out_off;
           y[n * c->y.sn + oc * c->y.sc + oh * c->y.sh + ow * c->y.sw] = (int8_t)clamp_i32(r, c->amin, c->amax);
