@@ -12,6 +12,8 @@ def exists(env):
 def _programs(env):
     root = Path(env["ETD_ROOT"])
     ptes = [p.strip() for p in env.get("pte", "").split(",") if p.strip()]
+    if not ptes and ":" in env.get("model", ""):
+        return [_export_model(env)]
     if not ptes and env.get("model"):
         from etdeploy.errors import BakeError
         for ext in (".bpte", ".pte"):
@@ -22,6 +24,20 @@ def _programs(env):
         else:
             raise BakeError(f"model={env['model']}: no tests/models/{env['model']}.bpte or .pte")
     return [Path(p) if Path(p).is_absolute() else (Path(env.Dir('#').abspath) / p) for p in ptes]
+
+
+def _export_model(env):
+    """model=<file.py>:<name>: export for the board (etdeploy.export_spec) into build/<board>/export/,
+    again only when the model file or the export options changed."""
+    from etdeploy.export_spec import ModelSpec, export_for_board
+    top = Path(env.Dir("#").abspath)
+    spec = ModelSpec.parse(env["model"], top)
+    calib = env.get("calibration") or None
+    res, program = export_for_board(spec, env["ETD_BOARD"], Path(env["ETD_OUT"].abspath) / "export",
+                                    quantize=bool(env.get("quantize")), flow=env.get("flow") or None,
+                                    calibration=(top / calib) if calib else None)
+    print(f"export: {program} " + ("(exported)" if res else "(up to date)"))
+    return program
 
 
 def bake_program(env):
@@ -39,7 +55,7 @@ def bake_program(env):
         from etdeploy import bake as et_bake
     except ImportError as e:   # the bake step is the lead's module; guard until it exists
         fail(errors.BakeError(f"pte= needs etdeploy.bake, which is not importable here ({e})"))
-    opts = {k: env.get(k) for k in ("arena_region", "etdump", "atol", "rtol", "inputs", "ethosu_driver")
+    opts = {k: env.get(k) for k in ("arena_region", "etdump", "atol", "rtol", "inputs", "ethosu_driver", "run", "runner")
             if env.get(k) not in (None, "")}
     out = Path(env["ETD_OUT"].abspath) / "gen"
     try:

@@ -25,7 +25,12 @@ OPTION_HELP = "etdeploy options (scons name=value ...)"
 def options(opts):
     opts.Add("board", "board(s) to build, comma-separated (`scons boards` lists them)", "host")
     opts.Add("pte", "program(s) to bake in: comma-separated .pte/.bpte paths (none: the minimal image)", "")
-    opts.Add("model", "a fixture name from tests/models (<name>.bpte or .pte) when pte= is not given", "")
+    opts.Add("model", "<file.py>:<name>: export the model for the board (again only when it changes) and build "
+             "it; or a fixture name from tests/models", "")
+    opts.Add(S.BoolVariable("quantize", "model=: int8 with the board's flow (Ethos-U, Cortex-M or PT2E)", False))
+    opts.Add(S.EnumVariable("flow", "model=: override the board's export flow", "",
+                            allowed_values=("", "portable", "pt2e", "cortex_m", "ethos_u")))
+    opts.Add("calibration", "model=: calibration samples (.npy/.npz) for quantize=1", "")
     opts.Add("arena_region", "memory region for planned arenas and method pools (default: board placement)", "")
     opts.Add(S.BoolVariable("run", "run the image after building (emulator, host or device, from board data)",
                             False))

@@ -110,8 +110,9 @@ def _check_delegates(progs: list[ProgramInfo], opts: dict) -> set[str]:
                     raise BakeError(
                         f"{p.path.name}: method '{m.name}' delegates {d.size} bytes to {d.backend} (the Ethos-U NPU). "
                         f"This build has no NPU driver: pass {opt}=<path to Arm's ethos-u-core-driver> and run on "
-                        f"an FVP (QEMU has no NPU), or export the model for the CPU with the Cortex-M flow "
-                        f"(etdeploy export --board <b> --quantize).")
+                        f"the FVP (runner=fvp; QEMU has no NPU), or export the model for the CPU with the Cortex-M "
+                        f"flow (etdeploy export <file.py>:<name> --board <b> --flow cortex_m). "
+                        f"{opt}=plan places the NPU buffers for the memory report without a driver (no run).")
                 needed.add(d.backend)
     return needed
 
@@ -263,7 +264,12 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
     out_dir = Path(out_dir)
     gen = schema_headers(out_dir)
     blobs = [write_if_changed(out_dir / f"model_{i}{p.path.suffix}", p.data) for i, p in enumerate(progs)]
-    gen.append(write_if_changed(out_dir / "et_model.gen.c", render_model(progs, cat, blobs, opts)))
+    npu = None
+    if "EthosUBackend" in backends:   # NPU buffers by memory mode (npu_plan): C, sources, fit, report
+        from . import npu_plan
+        npu = npu_plan.bake_hook(progs, board, out_dir, opts, blobs, fit, _region_of(board, "model", opts)[0])
+    gen.append(write_if_changed(out_dir / "et_model.gen.c",
+                                render_model(progs, cat, blobs, opts) + (npu[4] if npu else "")))
     # The runner reads this to name operators in errors and to compare with expected outputs.
     write_if_changed(out_dir / "bake.json", __import__("json").dumps({"programs": [str(b) for b in blobs]}, indent=1))
     ops = {op for p in progs for m in p.methods for op in m.operators}
@@ -287,7 +293,14 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
                         for m in p.methods]} for p in progs],
         "fit": fit,
     }
+    sources = runtime_sources() + kernels.sources_for(ops)
+    incs = [RUNTIME_DIR, ROOT / "firmware" / "boards", ROOT / "firmware" / "kernels", out_dir]
+    if npu:
+        gen += npu[0]
+        sources += npu[1]
+        incs += npu[2]
+        defines.update(npu[3])
+        report["npu"] = npu[5]
     sections = {"model": _region_of(board, "model", opts)[0], "arena": _region_of(board, "arena", opts)[0],
                 "pool": _region_of(board, "pool", opts)[0]}
-    return BakeResult(gen, runtime_sources() + kernels.sources_for(ops), [RUNTIME_DIR, ROOT / "firmware" / "boards",
-                      ROOT / "firmware" / "kernels", out_dir], defines, sections, report, blobs, progs)
+    return BakeResult(gen, sources, incs, defines, sections, report, blobs, progs)

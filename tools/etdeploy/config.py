@@ -158,6 +158,15 @@ class Npu:
     system_config: str
     memory_mode: str
     target: str = ""            # vela/executorch target string, e.g. ethos-u55-128
+    # Where the NPU's buffers go (etdeploy.npu_plan): the regions it reaches as its SRAM (Vela's Axi0
+    # "Sram"), DRAM and flash (Axi1), and the fast scratch size for Dedicated_Sram modes (default:
+    # the mode's arena_cache_size, e.g. 384K for Dedicated_Sram_384KB).
+    sram_region: str = ""
+    dram_region: str = ""
+    flash_region: str = ""
+    fast_scratch_size: int = 0
+    base: int | None = None     # the NPU's register block and interrupt (the backend's driver init)
+    irq: int | None = None
 
 
 @dataclass(frozen=True)
@@ -261,7 +270,9 @@ _TABLES = {
     "cycles": (Cycles, {"kind": str, "hz": int}, {}),
     "emulator": (Emulator, {"kind": str}, {"binary": str, "args": list, "package": str, "machine": str, "cpu": str}),
     "fvp": (Fvp, {"binary": str, "board_prefix": str}, {"macs_param": str, "params": list}),
-    "npu": (Npu, {"kind": str, "macs": int, "system_config": str, "memory_mode": str}, {"target": str}),
+    "npu": (Npu, {"kind": str, "macs": int, "system_config": str, "memory_mode": str},
+            {"target": str, "sram_region": str, "dram_region": str, "flash_region": str, "fast_scratch_size": "size",
+             "base": "addr", "irq": int}),
     "flash": (Flash, {"method": str}, {"target": str, "interface": str, "target_cfg": str, "drive_label": str,
                                        "images_txt": str, "load_address": "addr"}),
 }
@@ -284,6 +295,8 @@ def _table(name: str, raw, where: str):
         v = raw[k]
         if t == "addr":
             v = parse_addr(v, f"{w} {k}")
+        elif t == "size":
+            v = parse_size(v, f"{w} {k}")
         elif t is list:
             v = _str_list(v, f"{w} {k}")
         elif not isinstance(v, t) or isinstance(v, bool) and t is int:
@@ -427,6 +440,11 @@ def load_board(name: str, boards_dir: Path | str | None = None) -> Board:
     if emu is not None:
         _choice(emu.kind, EMULATOR_KINDS, f"{where} [emulator] kind")
     tables = {k: _table(k, raw[k], where) for k in ("fvp", "npu", "flash") if k in raw}
+    npu = tables.get("npu")
+    for k in ("sram_region", "dram_region", "flash_region"):
+        if npu is not None and getattr(npu, k) and getattr(npu, k) not in {r.name for r in regions}:
+            raise ConfigError(f"{where} [npu] {k}: '{getattr(npu, k)}' is not a memory region; regions: "
+                              f"{', '.join(r.name for r in regions)}")
     uf2 = raw.get("uf2_family")
     if uf2 is not None:
         uf2 = parse_addr(uf2, f"{where} uf2_family", bits=32)

@@ -17,7 +17,8 @@ from elftools.elf.elffile import ELFFile
 
 from .errors import BuildError
 
-PLACED = re.compile(r"^et_(model_blob_\d+|arena_\d+_\d+_\d+|pool_\d+_\d+)$")
+PLACED = re.compile(r"^et_(model_blob_\d+|arena_\d+_\d+_\d+|pool_\d+_\d+|"
+                    r"npu_(?:scratch|weights)_\d+_\d+_\d+|npu_fast_scratch)$")
 
 
 def _lma_map(e: ELFFile) -> dict[str, int]:
@@ -92,7 +93,7 @@ def parse_map(map_path: Path) -> dict[str, dict]:
         pending = None
         if size == 0 or addr == 0 and "(NOLOAD)" not in line and name.startswith(".debug"):
             continue
-        kind = next((k for k in ("text", "rodata", "data", "bss", "et_model", "et_arena", "et_pool", "literal")
+        kind = next((k for k in ("text", "rodata", "data", "bss", "et_model", "et_arena", "et_pool", "et_npu", "literal")
                      if name.startswith("." + k)), None)
         if kind is None:
             continue
