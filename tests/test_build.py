@@ -3,6 +3,7 @@ report matches the ELF; images parse back; the minimal image runs on its emulato
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,8 @@ BOARDS = [b.name for b in config.load_boards()]
 RUNS_HERE = ["corstone300", "mps2-an386", "xtensa-sim", "android-arm64", "host"]
 
 
-def scons(*args, check=True, timeout=600):
-    p = subprocess.run(SCONS + list(args), cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+def scons(*args, check=True, timeout=600, env=None):
+    p = subprocess.run(SCONS + list(args), cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
     if check and p.returncode != 0:
         raise AssertionError(f"scons {' '.join(args)} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
     return p
@@ -116,6 +117,16 @@ def test_unknown_board_and_option_errors():
     assert p.returncode != 0 and "unknown board 'nope'" in p.stderr and "corstone300" in p.stderr
     p = scons("board=host", "colour=red", check=False)
     assert p.returncode != 0 and "unknown option(s): colour" in p.stderr and "arena_region" in p.stderr
+    p = scons("board=corstone300", "arena_region=foo", check=False)
+    assert p.returncode != 0 and "no memory region 'foo'; regions: itcm, sram" in p.stderr
+
+
+@pytest.mark.unit
+def test_missing_toolchain_names_package(tmp_path):
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent))   # no compilers on PATH
+    p = scons("board=xtensa-sim", f"build_dir={tmp_path}", check=False, env=env)
+    assert p.returncode == 3, p.stderr
+    assert "apt-get install --no-install-recommends gcc-xtensa-lx106" in p.stderr
 
 
 @pytest.mark.unit

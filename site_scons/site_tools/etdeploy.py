@@ -114,6 +114,8 @@ def board_env(env, board):
     from etdeploy import buildenv, errors
     try:
         plan = buildenv.plan(board, env.get("opt", "2"))
+        if env.get("arena_region"):
+            buildenv.check_region(board, env["arena_region"])
     except errors.EtdeployError as e:
         fail(e)
     benv = env.Clone()

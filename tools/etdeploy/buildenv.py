@@ -56,3 +56,11 @@ def plan(board: config.Board, opt: str = "2") -> BuildPlan:
         linker_script=tc.linker_script and bool(board.regions),
         tools={t: str(bindir / f"{tc.prefix}{t}") for t in ("objcopy", "objdump", "size", "nm")},
     )
+
+
+def check_region(board: config.Board, name: str) -> config.MemoryRegion:
+    """A region named by an option (arena_region=), or ConfigError listing the board's regions."""
+    if not board.regions:
+        raise config.ConfigError(f"arena_region={name}: board '{board.name}' has no memory map (its arenas are "
+                                 f"ordinary static arrays)")
+    return board.region(name)
