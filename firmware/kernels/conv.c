@@ -5,6 +5,23 @@
 #include "et_kernel.h"
 #include "kernel_util.h"
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#include <arm_mve.h>
+/* y[i] += a * x[i] with Helium (4 lanes, tail predicated) */
+static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vld1q_f32(x + i), a));
+  if (i < n) {
+    mve_pred16_t p = vctp32q((uint32_t)(n - i));
+    vst1q_p_f32(y + i, vfmaq_n_f32(vld1q_z_f32(y + i, p), vld1q_z_f32(x + i, p), a), p);
+  }
+}
+#else
+static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
+  for (int32_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+#endif
+
 typedef struct {
   int32_t N, C, H, W, O, KH, KW, OH, OW, G;
   int32_t sh, sw, ph, pw, dh, dw;
@@ -64,10 +81,7 @@ static void conv_f32(const conv_geo *g, const float *x, const float *w, const fl
               float *yr = yo + oh * g->os[2];
               const float *xr = xc + ih * g->is[2];
               if (g->os[3] == 1 && g->is[3] == 1 && g->sw == 1) {
-                float *yy = yr + lo;
-                const float *xx = xr + lo + coff;
-                const int32_t cnt = hi - lo;
-                for (int32_t i = 0; i < cnt; i++) yy[i] += wv * xx[i];
+                axpy_f32(yr + lo, xr + lo + coff, wv, hi - lo);
               } else {
                 for (int32_t ow = lo; ow < hi; ow++)
                   yr[ow * g->os[3]] += wv * xr[(ow * g->sw + coff) * g->is[3]];

@@ -4,6 +4,23 @@
 #include "kernel_util.h"
 #include "etmath.h"
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#include <arm_mve.h>
+/* y[i] += a * x[i] with Helium (4 lanes, tail predicated) */
+static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
+  int32_t i = 0;
+  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vld1q_f32(x + i), a));
+  if (i < n) {
+    mve_pred16_t p = vctp32q((uint32_t)(n - i));
+    vst1q_p_f32(y + i, vfmaq_n_f32(vld1q_z_f32(y + i, p), vld1q_z_f32(x + i, p), a), p);
+  }
+}
+#else
+static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
+  for (int32_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+#endif
+
 /* Element strides of a 2-d (or batched 3-d) operand honouring dim_order. */
 typedef struct { ptrdiff_t b, r, c; } mat_st;
 
@@ -29,7 +46,7 @@ static void mm_f32_rows(float *o, ptrdiff_t ors, const float *a, mat_st as, cons
       const float av = arow[(ptrdiff_t)k * as.c];
       const float *brow = b + (ptrdiff_t)k * bs.r;
       if (bs.c == 1) {
-        for (int32_t n = 0; n < N; n++) orow[n] += av * brow[n];
+        axpy_f32(orow, brow, av, N);
       } else {
         for (int32_t n = 0; n < N; n++) orow[n] += av * brow[(ptrdiff_t)n * bs.c];
       }
