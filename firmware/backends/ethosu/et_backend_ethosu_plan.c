@@ -13,6 +13,8 @@ static et_status plan_init(const uint8_t *payload, uint32_t len, et_pool *pool, 
   if (st != ET_OK) return st;
   const et_npu_delegate_plan *pl = et_npu_plan_for(payload);
   if (!pl || pl->scratch_size < v.scratch_size) return ET_ERR_INTERNAL;
+  /* the fast scratch is the driver's (one per image): referenced here so the report shows it */
+  if (et_npu_fast_scratch_size && !et_npu_fast_scratch_ptr) return ET_ERR_INTERNAL;
   return ET_ERR_UNSUPPORTED;   /* no NPU driver in this build */
 }
 
