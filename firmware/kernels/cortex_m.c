@@ -72,7 +72,8 @@ static float recip_double_bits(uint64_t bits) {
 }
 
 static inline int8_t cm_quantize_one(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax) {
-  int64_t q = et_f32_to_i64(et_roundf(x * inv)) + zp;
+  float r = et_roundf(x * inv);
+  int64_t q = et_f32_to_i64(r < -1e12f ? -1e12f : r > 1e12f ? 1e12f : r) + zp;  /* no int64 overflow */
   if (q < qmin) q = qmin;
   if (q > qmax) q = qmax;
   return (int8_t)q;

@@ -12,7 +12,7 @@ static bool q_dtype_ok(uint32_t dt) {
 /* clamp(zp + rint(x * inv)) with round half to even; NaN gives zp */
 static inline int32_t q_quantize_one(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax) {
   float r = et_roundf(x * inv);
-  int64_t q = et_f32_to_i64(r) + zp;
+  int64_t q = et_f32_to_i64(r < -1e12f ? -1e12f : r > 1e12f ? 1e12f : r) + zp;  /* no int64 overflow */
   if (q < qmin) q = qmin;
   if (q > qmax) q = qmax;
   return (int32_t)q;
