@@ -79,6 +79,9 @@ static et_status load_tensor(et_method *m, et_pool *pool, const et_method_memory
     if (et_program_constant(p, buf_idx, (size_t)nbytes, &c) != ET_OK) { m->err.value = vi; return ET_ERR_BAD_PROGRAM; }
     t->data = (void *)c;  /* constants stay in flash; kernels treat inputs as const */
   }
+  /* Kernels access elements with their natural alignment (Cortex-M VLDR/LDRD and Xtensa fault
+   * otherwise): an arena offset or constant that breaks it is a bad program. */
+  if (t->data && ((uintptr_t)t->data & ((es < 8 ? es : 8) - 1))) { m->err.value = vi; return ET_ERR_BAD_PROGRAM; }
   v->tag = ET_TAG_TENSOR;
   v->u.t = t;
   return ET_OK;
