@@ -2,9 +2,12 @@
  * (every truncation, every single-byte corruption of a file). Built with ASan+UBSan by
  * tests/test_robustness.py; every input must end in a named status: no crash, hang or report.
  * Operators resolve by name through the generated all-kernels table (ops_all.gen.c). */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "et_runtime.h"
 #include "et_bundled.h"
 #include "et_schema.gen.h"
@@ -18,7 +21,6 @@ extern const uint32_t et_all_ops_n;
 #define MAX_OPS 256
 static uint8_t pool_mem[POOL_BYTES] __attribute__((aligned(16)));
 static uint8_t arena_mem[ARENA_BYTES] __attribute__((aligned(16)));
-static uint8_t file_mem[64u << 20] __attribute__((aligned(64)));
 
 static et_kernel_fn lookup(const char *n, uint32_t nl, const char *ov, uint32_t ol) {
   char full[256];
@@ -34,9 +36,14 @@ static et_status run_one(const uint8_t *data, size_t size) {
   static et_program prog;
   static et_bundle bundle;
   static et_method m;
-  if (size > sizeof(file_mem)) return ET_ERR_BAD_PROGRAM;
-  memcpy(file_mem, data, size);
-  const uint8_t *p = file_mem;
+  static uint8_t *copy;
+  if (size > (64u << 20)) return ET_ERR_BAD_PROGRAM;
+  /* An exact-size heap copy: ASan sees any read one byte past the end of the program. */
+  free(copy);
+  copy = (uint8_t *)malloc(size ? size : 1);
+  if (!copy) return ET_ERR_OUT_OF_MEMORY;
+  memcpy(copy, data, size);
+  const uint8_t *p = copy;
   uint32_t n = (uint32_t)size;
   et_status st;
   bool bundled = et_is_bundle(p, n);
@@ -105,9 +112,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifndef ET_FUZZER
-/* sweep <file> [truncate|corrupt|once]: prints a histogram of statuses. */
+/* Which case is running, printed when a sanitizer or the watchdog stops the sweep. */
+static const char *cur_file, *cur_mode;
+static size_t cur_k;
+static int cur_v = -1;
+static void report_case(void) {
+  char line[512];
+  int n = snprintf(line, sizeof(line), "FAILING CASE: %s %s %zu%s", cur_file, cur_mode, cur_k,
+                   cur_v >= 0 ? "" : "\n");
+  if (cur_v >= 0 && n > 0 && (size_t)n < sizeof(line)) snprintf(line + n, sizeof(line) - n, " 0x%02x\n", cur_v);
+  ssize_t w = write(2, line, strlen(line));
+  (void)w;
+}
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "HANG: a case ran longer than the watchdog\n";
+  ssize_t w = write(2, msg, sizeof(msg) - 1);
+  (void)w;
+  report_case();
+  _exit(3);
+}
+static void on_fatal(int sig) {   /* sanitizers abort (abort_on_error=1): name the case, then die */
+  report_case();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static unsigned watchdog_s = 20;
+static et_status run_case(const uint8_t *data, size_t size) {
+  alarm(watchdog_s);
+  et_status st = run_one(data, size);
+  alarm(0);
+  return st;
+}
+
+/* sweep <file> truncate|corrupt [stride]   every prefix / a changed byte at every offset
+ *       <file> once                        the file as it is
+ *       <file> at <offset> <value>         one corruption (to replay a failing case)
+ * Prints a histogram of statuses; exit 0 = every case ended in a named status. */
 int main(int argc, char **argv) {
-  if (argc < 3) { fprintf(stderr, "usage: %s file truncate|corrupt|once [stride]\n", argv[0]); return 2; }
+  if (argc < 3) { fprintf(stderr, "usage: %s file truncate|corrupt|once|at [stride|offset value]\n", argv[0]); return 2; }
   FILE *f = fopen(argv[1], "rb");
   if (!f) { perror(argv[1]); return 2; }
   static uint8_t buf[64u << 20];
@@ -116,20 +160,41 @@ int main(int argc, char **argv) {
   static uint8_t work[64u << 20];
   unsigned long hist[16] = {0};
   size_t stride = argc > 3 ? (size_t)atol(argv[3]) : 1;
+  if (!stride) stride = 1;
+  if (getenv("ET_SWEEP_WATCHDOG_S")) watchdog_s = (unsigned)atoi(getenv("ET_SWEEP_WATCHDOG_S"));
+  cur_file = argv[1]; cur_mode = argv[2];
+  signal(SIGALRM, on_alarm);
+  signal(SIGABRT, on_fatal);
+  signal(SIGSEGV, on_fatal);
+  signal(SIGBUS, on_fatal);
   if (!strcmp(argv[2], "once")) {
-    et_status st = run_one(buf, n);
+    et_status st = run_case(buf, n);
     printf("status %d %s\n", st, et_status_name(st));
     return st == ET_OK ? 0 : 1;
+  } else if (!strcmp(argv[2], "at")) {
+    if (argc < 5) return 2;
+    cur_k = (size_t)atol(argv[3]); cur_v = (int)strtol(argv[4], 0, 0);
+    if (cur_k >= n) return 2;
+    memcpy(work, buf, n);
+    work[cur_k] = (uint8_t)cur_v;
+    et_status st = run_case(work, n);
+    printf("status %d %s\n", st, et_status_name(st));
+    return 0;
   } else if (!strcmp(argv[2], "truncate")) {
-    for (size_t k = 0; k < n; k += stride) hist[run_one(buf, k) & 15]++;
-  } else {
+    for (size_t k = 0; k < n; k += stride) { cur_k = k; hist[run_case(buf, k) & 15]++; }
+  } else if (!strcmp(argv[2], "corrupt")) {
     const uint8_t vals[] = {0x00, 0xFF, 0x80, 0x7F, 0x01};
     for (size_t k = 0; k < n; k += stride) {
       memcpy(work, buf, n);
       uint8_t v = vals[k % sizeof(vals)];
       work[k] = work[k] == v ? (uint8_t)(v ^ 0x55) : v;
-      hist[run_one(work, n) & 15]++;
+      cur_k = k; cur_v = work[k];
+      hist[run_case(work, n) & 15]++;
     }
+    cur_v = -1;
+  } else {
+    fprintf(stderr, "unknown mode %s\n", argv[2]);
+    return 2;
   }
   for (int s = 0; s < 16; s++) if (hist[s]) printf("%s: %lu\n", et_status_name((et_status)s), hist[s]);
   return 0;
