@@ -66,9 +66,10 @@ def main(argv=None) -> list[Row]:
         row("build", "no-op scons", median(noop), 2, "{:.2f}", " s",
             note=f"runs {', '.join(f'{t:.2f}' for t in noop)} s; actions still run: "
                  f"{', '.join(f'{k} {w}' for k, w in noop_acts) or 'none'}"),
-        Row("build", "only .pte changed: recompiled", ", ".join(c.split('/')[-1] for c in compiled) or "nothing",
-            "et_model.gen.c + link", None, only_blob,
-            note=f"{t_change:.2f} s; all actions: {', '.join(k + ' ' + w.split('/')[-1] for k, w in acts)}"),
+        Row("build", "only .pte changed: files recompiled", f"{len(compiled)} ({t_change:.1f} s)",
+            "1 (et_model.gen.c) + link", len(compiled) / 1, only_blob,
+            note="compiled: " + ", ".join(c.split('/')[-1] for c in compiled) +
+                 f"; other actions: {', '.join(k + ' ' + w.split('/')[-1] for k, w in acts if k not in ('CC', 'CXX', 'AS'))}"),
     ]
     if noop_acts:
         rows.append(info("build", "no-op rebuilds something", "yes", "a no-op build should run no action"))
