@@ -132,6 +132,12 @@ def main(argv=None) -> list[Row]:
         row("size", "RAM beyond arenas + pool + stack", ram_other / KB, 4, "{:.2f}", " KB",
             note=f"RAM {ram:,} B = arenas {arenas:,} + pool {pool:,} + stack {stack:,} + {ram_other:,} B"),
     ]
+    import json
+    rep = json.loads((out / "report.json").read_text())
+    for name, r in (rep.get("regions") or {}).items():
+        if r.get("used"):
+            rows.append(info("size", f"  region {name}", f"{r['used']:,} B",
+                             f"of {r['size']:,} B: " + ", ".join(f"{x['name']} {x['size']:,}" for x in r.get("sections") or [])))
     groups = sorted({g for g, _k in by_group})
     for g in groups:
         parts = {k: v for (gg, k), v in by_group.items() if gg == g and not k.startswith(("debug", "ARM.attr", "comment"))}
