@@ -102,8 +102,15 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
         doc_extra = {}
         if res.events:
             from .. import etdump
+            # Frames lost on the link: whatever ETDump comes out is partial and is never named as the run's.
+            lost = res.link.bad_frames + res.link.lost_frames
+            for old in ("etdump.etdp", "etdump.debug.bin", "etdump.partial.etdp", "etdump.partial.debug.bin"):
+                (Path(run_dir) / old).unlink(missing_ok=True)
             try:
-                doc_extra["etdump"] = etdump.write(res.events, programs, Path(run_dir))
+                doc_extra["etdump"] = etdump.write(res.events, programs, Path(run_dir),
+                                                   stem="etdump.partial" if lost else "etdump")
+                if lost:
+                    doc_extra["etdump"]["partial"] = f"{lost} frame(s) lost on the link"
             except RunError as e:
                 doc_extra["etdump"] = {"error": str(e)}
                 if res.status == "pass":
