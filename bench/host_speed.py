@@ -104,6 +104,20 @@ class Upstream:
         return median([w - e for w, e in zip(walls[skip:], execs[skip:])]), median(execs[skip:])
 
 
+def ours_op_shares(model: str) -> list[tuple[str, float]]:
+    """(operator, share of the method's time) from one profiled run of ours on the host (etdump=1, -O2).
+    One cold inference: shows where the time goes, not a timing to compare."""
+    from etdeploy import config, profile_view, runners
+    from common import scons
+    bdir = WORK / "hostprof" / model
+    scons(["-j2", "board=host", f"pte={MODELS / (model + '.pte')}", "etdump=1", "opt=2"], bdir)
+    runners.run(config.load_board("host"), bdir / "host" / "firmware.elf", bdir / "host" / "run", timeout=60,
+                log=lambda m: None)
+    stats, total, _ = profile_view.stats(profile_view.read(bdir / "host" / "run" / "etdump.etdp"))
+    total = total or sum(s.total for s in stats) or 1
+    return sorted(((s.name, s.total / total) for s in stats), key=lambda x: -x[1])
+
+
 def main(argv=None) -> list[Row]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", default=CPU_FIXTURES)
@@ -134,6 +148,12 @@ def main(argv=None) -> list[Row]:
         r = row("host_speed", f"{m}: ours/portable_lib time per inference", o_ns / up_ns, GOAL, "{:.2f}", "x",
                 note=f"ours {o_ns / 1e3:.2f} us; " + note)
         rows.append(r)
+        try:
+            shares = ours_op_shares(m)
+            rows.append(info("host_speed", f"  {m}: where our time goes", f"{shares[0][0]} {shares[0][1]:.0%}",
+                             "one profiled cold run: " + ", ".join(f"{n} {f:.0%}" for n, f in shares[:4])))
+        except Exception as e:   # the breakdown is a hint; the timing above is the result
+            rows.append(info("host_speed", f"  {m}: where our time goes", "n/a", f"{type(e).__name__}: {e}"))
     print_table(rows, "Host speed (-O2, median per inference, same run)")
     save("host_speed", rows, extra)
     return rows
