@@ -229,7 +229,11 @@ def _read(path: Path, data: bytes) -> ProgramInfo:
             cases[s.get("method_name") or ""] = len(s.get("test_cases") or [])
         ident = pdata[4:8]
     if ident != b"ET12":
-        raise BadProgram(f"{path}: file identifier {ident!r} is not ET12 (executorch 1.5 .pte) or BP08 (.bpte)")
+        if ident[:2] == b"ET" and ident[2:].isdigit():
+            raise BadProgram(f"{path}: program schema version {ident.decode()} is not supported (etdeploy reads ET12, "
+                             f"executorch 1.5.x): re-export the model with executorch 1.5.x")
+        raise BadProgram(f"{path}: file identifier {ident!r} is not ET12 (executorch 1.5 .pte) or BP08 (.bpte): "
+                         f"not an executorch program; pass the .pte/.bpte that executorch's to_executorch() wrote")
     psize, seg_base = len(pdata), 0
     if pdata[8:12] == b"eh00":
         hlen, psize, seg_base = struct.unpack_from("<IQQ", pdata, 12)
