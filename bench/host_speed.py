@@ -2,13 +2,13 @@
 per CPU fixture, median time per inference, measured side by side in one run.
 
 Ours: bench/host_bench.c (instead of et_main.c) links the runtime, the program's kernels and the
-baked program, and times et_method_execute() alone (inputs refilled with ones outside the timing).
-Upstream: portable_lib loaded once, `forward(ones)` timed from Python. Its Python overhead (binding,
-input copy, output wrapping) is measured per model in the same run: with ETDump on, each forward's
-wall time minus the runtime's own `Method::execute` event; the median of that is subtracted from the
-median plain forward time. Rounds alternate ours/upstream and the lowest round median counts, so a
-burst of load on the shared machine hurts neither side alone (each figure: lowest of the rounds'
-medians).
+baked program at -O2 into an executable that times et_method_execute() alone (inputs refilled with ones
+outside the timing), in blocks of 20 executions after 5 warm-up ones. Upstream: portable_lib loaded once, `forward(ones)` timed from Python.
+Its Python overhead (binding, input copy, output wrapping) is measured in the same run: a second module
+with ETDump on, each forward's wall time minus the runtime's own `Method::execute` event.
+All three are interleaved in small blocks (ours, upstream, upstream+ETDump, again...),
+so load from other work on the shared machine hits both sides alike; figures are medians of all samples.
+Upstream net = median forward - median overhead.
 
     .venv/bin/python bench/host_speed.py [--iters N] [--rounds R] [models...]
 Goal: ours / upstream <= 0.5 for every model."""
@@ -51,13 +51,18 @@ def build_ours(pte: Path) -> Path:
     return exe
 
 
-def run_ours(exe: Path, iters: int) -> float:
-    p = subprocess.run([str(exe), str(iters), str(max(10, iters // 10))], capture_output=True, text=True,
-                       timeout=300)
-    if p.returncode:
-        raise RuntimeError(f"{exe} failed: {p.stderr}")
-    fields = dict(kv.split("=") for kv in p.stdout.split())
-    return float(fields["median_ns"])
+class Ours:
+    """Our runtime for one program: the bench_host executable, run for short blocks of executions."""
+
+    def __init__(self, exe: Path):
+        self.exe = exe
+
+    def times(self, n: int, warmup: int = 5) -> list[int]:
+        p = subprocess.run([str(self.exe), str(n), str(warmup), "forward", "all"], capture_output=True, text=True,
+                           timeout=300)
+        if p.returncode:
+            raise RuntimeError(f"{self.exe} failed: {p.stderr}")
+        return [int(l[3:]) for l in p.stdout.splitlines() if l.startswith("ns=")]
 
 
 class Upstream:
@@ -72,36 +77,37 @@ class Upstream:
         self.inputs = tuple(torch.from_numpy(a) for a in oracle.ones_inputs(specs))
         self.pte = pte
 
-    def time_forward(self, iters: int) -> float:
-        f, x = self.plain.forward, self.inputs
-        for _ in range(max(10, iters // 10)):
-            f(x)
-        ts = []
-        for _ in range(iters):
+        self.dumped = self.pl._load_for_executorch(str(pte), enable_etdump=True)
+        self.dump_walls: list[int] = []
+
+    def times(self, n: int) -> list[int]:
+        f, x, ts = self.plain.forward, self.inputs, []
+        for _ in range(n):
             t = time.perf_counter_ns()
             f(x)
             ts.append(time.perf_counter_ns() - t)
-        return median(ts)
+        return ts
 
-    def python_overhead(self, iters: int) -> tuple[float, float]:
-        """(median of wall - Method::execute, median Method::execute) with ETDump on."""
-        from etdeploy import profile_view
-        mod = self.pl._load_for_executorch(str(self.pte), enable_etdump=True)
-        walls = []
-        for _ in range(iters):
+    def dumped_block(self, n: int) -> None:
+        f, x = self.dumped.forward, self.inputs
+        for _ in range(n):
             t = time.perf_counter_ns()
-            mod.forward(self.inputs)
-            walls.append(time.perf_counter_ns() - t)
+            f(x)
+            self.dump_walls.append(time.perf_counter_ns() - t)
+
+    def overheads(self, skip: int) -> tuple[list[int], list[int]]:
+        """Per ETDump'd call: wall - Method::execute, and Method::execute (first `skip` calls dropped)."""
+        from etdeploy import profile_view
         with tempfile.TemporaryDirectory() as d:
-            mod.write_etdump_result_to_file(f"{d}/x.etdp", f"{d}/x.bin")
+            self.dumped.write_etdump_result_to_file(f"{d}/x.etdp", f"{d}/x.bin")
             dump = profile_view.read(Path(f"{d}/x.etdp"))
         execs = [pe["end_time"] - pe["start_time"] for rd in dump.get("run_data") or []
                  for e in rd.get("events") or [] for pe in [e.get("profile_event")]
                  if pe and pe.get("name") == "Method::execute"]
-        if len(execs) != len(walls):
-            raise RuntimeError(f"{self.pte.name}: {len(execs)} Method::execute events for {len(walls)} runs")
-        skip = max(1, iters // 10)   # first calls warm caches
-        return median([w - e for w, e in zip(walls[skip:], execs[skip:])]), median(execs[skip:])
+        if len(execs) != len(self.dump_walls):
+            raise RuntimeError(f"{self.pte.name}: {len(execs)} Method::execute events for {len(self.dump_walls)} runs")
+        pairs = list(zip(self.dump_walls, execs))[skip:]
+        return [w - e for w, e in pairs], [e for _w, e in pairs]
 
 
 def ours_op_shares(model: str) -> list[tuple[str, float]]:
@@ -121,24 +127,27 @@ def ours_op_shares(model: str) -> list[tuple[str, float]]:
 def main(argv=None) -> list[Row]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", default=CPU_FIXTURES)
-    ap.add_argument("--iters", type=int, default=300)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=600, help="samples per side")
+    ap.add_argument("--blocks", type=int, default=30, help="interleaved blocks")
     a = ap.parse_args(argv)
     rows, extra = [], {}
-    exes = {m: build_ours(MODELS / f"{m}.pte") for m in a.models}
-    ups = {m: Upstream(MODELS / f"{m}.pte") for m in a.models}
     for m in a.models:
-        ours, plain, over, ex = [], [], [], []
-        for _ in range(a.rounds):
-            ours.append(run_ours(exes[m], a.iters))
-            plain.append(ups[m].time_forward(a.iters))
-            o, e = ups[m].python_overhead(max(50, a.iters // 3))
-            over.append(o)
-            ex.append(e)
-        o_ns, p_ns, ov_ns = min(ours), min(plain), min(over)
+        ours_rt, up = Ours(build_ours(MODELS / f"{m}.pte")), Upstream(MODELS / f"{m}.pte")
+        block = max(1, a.iters // a.blocks)
+        ours_rt.times(block)            # warm-up, not counted
+        up.times(block)
+        up.dumped_block(block)
+        ours, plain = [], []
+        for _ in range(a.blocks):
+            ours += ours_rt.times(block)
+            plain += up.times(block)
+            up.dumped_block(block)
+        over, ex = up.overheads(skip=block)
+        o_ns, p_ns, ov_ns = median(ours), median(plain), median(over)
         up_ns = p_ns - ov_ns
-        extra[m] = {"ours_ns": ours, "upstream_forward_ns": plain, "python_overhead_ns": over,
-                    "upstream_execute_with_etdump_ns": ex, "upstream_net_ns": up_ns}
+        extra[m] = {"ours_median_ns": o_ns, "upstream_forward_median_ns": p_ns, "python_overhead_median_ns": ov_ns,
+                    "upstream_execute_with_etdump_median_ns": median(ex), "upstream_net_ns": up_ns,
+                    "samples": len(ours)}
         note = (f"upstream forward {p_ns / 1e3:.1f} us - python overhead {ov_ns / 1e3:.1f} us = "
                 f"{up_ns / 1e3:.2f} us")
         if up_ns <= 0:
