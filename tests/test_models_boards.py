@@ -28,15 +28,22 @@ def require_board(name):
         need_tool(b.emulator.binary, b.emulator.package)
 
 
-def params():
-    out = []
-    for b in RUN_BOARDS:
-        for n in cpu_fixtures():
-            marks = [pytest.mark.emu]
-            if n in SLOW_ON.get(b, ()):
-                marks.append(pytest.mark.slow)
-            out.append(pytest.param(b, n, marks=marks, id=f"{b}-{n}"))
-    return out
+def board_param(boards):
+    return [pytest.param(b, marks=pytest.mark.emu, id=b) for b in boards]
+
+
+def image_of(board, suffix):
+    """All CPU fixtures in one image (one build and one emulator start per board): the runtime
+    carries several programs, and the result names the program that failed."""
+    names = [n for n in cpu_fixtures() if (MODELS / f"{n}{suffix}").exists()
+             and n not in SLOW_ON.get(board, ())]
+    return names, ",".join(str(MODELS / f"{n}{suffix}") for n in names)
+
+
+def why(doc, names):
+    errs = doc.get("errors") or []
+    who = [names[e["program"]] for e in errs if e.get("program") is not None and e["program"] < len(names)]
+    return f"{doc.get('reason')} (program {who})\n{doc['_stdout'][-1500:]}{doc['_stderr'][-1500:]}"
 
 
 def reference_ones(name):
@@ -49,25 +56,36 @@ def reference_ones(name):
     return oracle.run_cortex_m_reference(MODELS / f"{name}.pte")
 
 
-@pytest.mark.parametrize("board,name", params())
-def test_bundled_cases_pass(board, name):
+@pytest.mark.parametrize("board", board_param(RUN_BOARDS))
+def test_bundled_cases_pass(board):
     require_board(board)
-    bpte = MODELS / f"{name}.bpte"
-    doc = build_and_run(board, bpte)
-    assert doc.get("status") == "pass", f"{board}/{name}: {doc.get('reason')}\n{doc['_stdout'][-1500:]}{doc['_stderr'][-1500:]}"
-    assert doc["result"]["cases"] >= 3 and doc["result"]["cases_failed"] == 0
+    names, ptes = image_of(board, ".bpte")
+    doc = build_and_run(board, ptes, timeout=1200)
+    assert doc.get("status") == "pass", f"{board}: {why(doc, names)}"
+    assert doc["result"]["cases_failed"] == 0 and doc["result"]["cases"] >= 3 * len(names)
+    assert {c["program"] for c in doc["cases"]} == set(range(len(names)))
     for m in doc["methods"]:
-        assert m["pool_used"] == m["pool_size"]
+        assert m["pool_used"] == m["pool_size"], f"{names[m['program']]}:{m['name']}: pool not exact"
 
 
-@pytest.mark.parametrize("board,name", [p for p in params() if p.values[0] in ("corstone300", "host")])
-def test_ones_outputs_equal_reference(board, name):
+@pytest.mark.slow
+@pytest.mark.parametrize("board,name", [pytest.param(b, n, marks=pytest.mark.emu, id=f"{b}-{n}")
+                                        for b, ns in SLOW_ON.items() for n in sorted(ns)])
+def test_bundled_cases_pass_slow(board, name):
     require_board(board)
-    doc = build_and_run(board, MODELS / f"{name}.pte")
-    assert doc.get("status") == "pass", f"{board}/{name}: {doc.get('reason')}\n{doc['_stderr'][-1500:]}"
-    ref = reference_ones(name)
-    first = [a for a, o in zip(doc["arrays"], doc["outputs"]) if o["method"] == doc["methods"][0]["name"]]
-    assert_close(first, ref, f"{board}/{name}")
+    doc = build_and_run(board, MODELS / f"{name}.bpte", timeout=1200)
+    assert doc.get("status") == "pass", f"{board}/{name}: {why(doc, [name])}"
+
+
+@pytest.mark.parametrize("board", board_param(["corstone300", "host"]))
+def test_ones_outputs_equal_reference(board):
+    require_board(board)
+    names, ptes = image_of(board, ".pte")
+    doc = build_and_run(board, ptes, timeout=1200)
+    assert doc.get("status") == "pass", f"{board}: {why(doc, names)}"
+    for pi, name in enumerate(names):
+        first = [a for a, o in zip(doc["arrays"], doc["outputs"]) if o["program"] == pi and o["method"] == "forward"]
+        assert_close(first, reference_ones(name), f"{board}/{name}")
 
 
 @pytest.mark.emu

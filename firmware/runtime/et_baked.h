@@ -2,6 +2,7 @@
 #ifndef ET_BAKED_H
 #define ET_BAKED_H
 #include "et_runtime.h"
+#include "et_bundled.h"
 
 typedef struct et_baked_method {
   const char *name;
@@ -25,6 +26,11 @@ typedef struct et_baked_program {
 
 extern const et_baked_program et_baked_programs[];
 extern const uint32_t et_baked_n_programs;
+/* Per-image storage sized by bake: one bundle per program, one pool state per method. */
+extern et_bundle et_baked_bundles[];
+extern et_pool et_baked_pools[];
+extern uint64_t et_baked_load_cycles[];
+extern uint32_t et_baked_first_method[];   /* index of program p's first method in the two above */
 extern const float et_baked_atol, et_baked_rtol;
 
 #endif

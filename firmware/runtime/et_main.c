@@ -15,8 +15,8 @@ void et_profile_init(void);
 #endif
 
 static uint32_t cases_total, cases_failed, methods_run;
-static et_bundle bundles[8];
-static et_pool pools[32];
+#define bundles et_baked_bundles
+#define pools et_baked_pools
 
 static void send_error(et_status st, uint32_t p, uint32_t mi, const et_error_info *e) {
   et_link_begin(ET_REC_ERROR);
@@ -64,7 +64,6 @@ static et_status load_program(uint32_t p, uint32_t *pool_index, uint64_t *load_c
   uint32_t size = bp->size;
   et_status st;
   if (et_is_bundle(data, size)) {
-    if (p >= sizeof(bundles) / sizeof(bundles[0])) return ET_ERR_UNSUPPORTED;
     st = et_bundle_load(&bundles[p], data, size);
     if (st != ET_OK) { send_error(st, p, 0xFF, 0); return st; }
     data = bundles[p].program; size = bundles[p].program_size;
@@ -73,7 +72,6 @@ static et_status load_program(uint32_t p, uint32_t *pool_index, uint64_t *load_c
   if (st != ET_OK) { send_error(st, p, 0xFF, 0); return st; }
   for (uint32_t mi = 0; mi < bp->n_methods; mi++) {
     const et_baked_method *bm = &bp->methods[mi];
-    if (*pool_index >= sizeof(pools) / sizeof(pools[0])) return ET_ERR_UNSUPPORTED;
     et_pool *pool = &pools[(*pool_index)++];
     et_pool_init(pool, bm->pool, bm->pool_size);
     et_method_memory mem = {pool, bm->arenas, bm->arena_sizes, bm->n_arenas};
@@ -197,10 +195,9 @@ int main(void) {
   et_link_u32(bsp_cycles_hz());
   et_link_end();
   et_status st = ET_OK;
-  uint32_t npool = 0, pool_of[8];
-  static uint64_t loads[32];
+  uint32_t npool = 0, *pool_of = et_baked_first_method;
+  uint64_t *loads = et_baked_load_cycles;
   for (uint32_t p = 0; p < et_baked_n_programs && st == ET_OK; p++) {
-    if (p >= 8) { st = ET_ERR_UNSUPPORTED; break; }
     pool_of[p] = npool;
     st = load_program(p, &npool, loads + npool);
   }

@@ -225,6 +225,11 @@ def render_model(progs: list[ProgramInfo], cat: dict, blob_paths: list[Path], op
         out.append(f"  {{et_model_blob_{i}, {len(p.data)}u, et_methods_{i}, {len(p.methods)}u, &et_prog_state_{i}}},")
     out.append("};")
     out.append(f"const uint32_t et_baked_n_programs = {len(progs)}u;")
+    n_methods = sum(len(p.methods) for p in progs)
+    out.append(f"et_bundle et_baked_bundles[{len(progs)}];")
+    out.append(f"et_pool et_baked_pools[{n_methods}];")
+    out.append(f"uint64_t et_baked_load_cycles[{n_methods}];")
+    out.append(f"uint32_t et_baked_first_method[{len(progs)}];")
     out.append(f"const float et_baked_atol = {float(opts.get('atol', 1e-5))!r}f;")
     out.append(f"const float et_baked_rtol = {float(opts.get('rtol', 1e-5))!r}f;")
     return "\n".join(out) + "\n"
