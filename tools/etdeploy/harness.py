@@ -127,7 +127,7 @@ def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None 
     return res
 
 
-def judge(res: RunResult, timeout: float, describe_op=None, symbolize=None) -> RunResult:
+def judge(res: RunResult, timeout: float, describe_op=None, symbolize=None, expect_runs: int = 0) -> RunResult:
     """Sets status/reason; returns res for pass and mismatch-free runs, raises typed errors otherwise."""
     lost = res.link.bad_frames + res.link.lost_frames
     if res.timed_out:
@@ -165,6 +165,11 @@ def judge(res: RunResult, timeout: float, describe_op=None, symbolize=None) -> R
     if res.exit_code not in (0, None) and not res.result.get("cases_failed"):
         res.status = "error"
         res.reason = f"the target reported success but exited with status {res.exit_code}"
+        raise _with(errors.RunError(res.reason), res)
+    if expect_runs and res.result.get("methods_run", 0) < expect_runs:
+        res.status = "error"
+        res.reason = (f"inputs were sent for {expect_runs} execution(s) but the target ran "
+                      f"{res.result.get('methods_run', 0)}")
         raise _with(errors.RunError(res.reason), res)
     if res.result.get("cases_failed"):
         res.status = "fail"

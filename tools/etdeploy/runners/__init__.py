@@ -97,7 +97,8 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
         except (IndexError, TypeError):
             return None
     try:
-        harness.judge(res, timeout, describe_op=op_name, symbolize=symbolizer(elf))
+        harness.judge(res, timeout, describe_op=op_name, symbolize=symbolizer(elf),
+                      expect_runs=sum(1 for a in inputs or [] if a is not None))
     finally:
         doc_extra = {}
         if res.events:
