@@ -150,9 +150,11 @@ def main(argv=None) -> list[Row]:
                     "samples": len(ours)}
         note = (f"upstream forward {p_ns / 1e3:.1f} us - python overhead {ov_ns / 1e3:.1f} us = "
                 f"{up_ns / 1e3:.2f} us")
-        if up_ns <= 0:
-            rows.append(info("host_speed", f"{m}: ours vs portable_lib", f"{o_ns / 1e3:.2f} us",
-                             "upstream below its own overhead: " + note))
+        if up_ns < max(1000.0, 0.5 * ov_ns):
+            # less work than half the Python overhead: the subtraction is mostly noise, no honest ratio
+            rows.append(info("host_speed", f"{m}: ours vs portable_lib (no ratio)", f"ours {o_ns / 1e3:.2f} us",
+                             f"upstream's execute is within the noise of its Python overhead: {note}; its "
+                             f"Method::execute with ETDump on: {median(ex) / 1e3:.2f} us"))
             continue
         r = row("host_speed", f"{m}: ours/portable_lib time per inference", o_ns / up_ns, GOAL, "{:.2f}", "x",
                 note=f"ours {o_ns / 1e3:.2f} us; " + note)
