@@ -32,7 +32,7 @@ def _run(argv: list[str], dry_run: bool, log, what: str) -> subprocess.Completed
         raise FlashError(f"{argv[0]} is not installed ({what})")
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode != 0:
-        msg = (p.stderr or p.stdout).strip()
+        msg = ((p.stdout or "") + (p.stderr or "")).strip()
         if "no devices" in msg or "device not found" in msg or "No connected debug probes" in msg \
                 or "unable to find" in msg.lower() and "device" in msg.lower():
             raise DeviceNotFound(f"{what}: no device attached ({msg.splitlines()[-1] if msg else argv[0]})")

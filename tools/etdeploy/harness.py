@@ -43,36 +43,31 @@ def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None 
     t0 = time.monotonic()
     deadline = t0 + timeout
     grace_until = None
-    while True:
-        now = time.monotonic()
-        if now >= deadline:
-            res.timed_out = True
-            break
-        data = session.read(0.05)
-        for rec in dec.feed(data) if data else []:
+    def send_inputs():
+        if inputs is None:
+            raise errors.RunError("the image waits for inputs over the link: give inputs (--input)")
+        for mi, arrays in enumerate(inputs):
+            if arrays is None:
+                continue
+            for i, a in enumerate(arrays):
+                order = dim_orders(mi, i) if dim_orders else None
+                session.write(enc.input(0, mi, i, a, link.dtype_code(a), order))
+            session.write(enc.run(0, mi))
+        session.write(enc.end())
+
+    def take(data: bytes) -> None:
+        nonlocal grace_until
+        for rec in dec.feed(data):
             r = link.parse_record(rec)
             kind = r["kind"]
             if kind == "hello":
                 res.hello = r
                 if r["wants_inputs"]:
-                    if inputs is None:
-                        raise errors.RunError("the image waits for inputs over the link: give inputs (--input)")
-                    for mi, arrays in enumerate(inputs):
-                        if arrays is None:
-                            continue
-                        for i, a in enumerate(arrays):
-                            order = dim_orders(mi, i) if dim_orders else None
-                            session.write(enc.input(0, mi, i, a, link.dtype_code(a), order))
-                        session.write(enc.run(0, mi))
-                    session.write(enc.end())
+                    send_inputs()
             elif kind == "output":
                 res.outputs.append(r["output"])
-            elif kind == "case":
-                res.cases.append(r)
-            elif kind == "method":
-                res.methods.append(r)
-            elif kind == "error":
-                res.errors.append(r)
+            elif kind in ("case", "method", "error"):
+                {"case": res.cases, "method": res.methods, "error": res.errors}[kind].append(r)
             elif kind == "fault":
                 res.fault = r
             elif kind == "result":
@@ -86,27 +81,20 @@ def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None 
                 res.link.bad_frames += 1
             if progress:
                 progress(r)
+
+    while True:
+        if time.monotonic() >= deadline:
+            res.timed_out = True
+            break
+        data = session.read(0.05)
+        if data:
+            take(data)
         rc = session.poll()
         if rc is not None and not data:
-            # Drain what is still buffered after the exit.
+            # The target exited: drain what is still buffered.
             tail = session.read(0.05)
             while tail:
-                for rec in dec.feed(tail):
-                    r = link.parse_record(rec)
-                    if r["kind"] == "result":
-                        res.result = r
-                    elif r["kind"] == "output":
-                        res.outputs.append(r["output"])
-                    elif r["kind"] == "error":
-                        res.errors.append(r)
-                    elif r["kind"] == "fault":
-                        res.fault = r
-                    elif r["kind"] == "case":
-                        res.cases.append(r)
-                    elif r["kind"] == "method":
-                        res.methods.append(r)
-                    elif r["kind"] == "event":
-                        res.events.append(r["payload"])
+                take(tail)
                 tail = session.read(0.05)
             res.exit_code = rc
             break

@@ -77,7 +77,7 @@ class AdbRunner(Runner):
             self.log(self.describe(argv))
             p = subprocess.run(argv, capture_output=True, text=True)
             if p.returncode != 0:
-                msg = (p.stderr or p.stdout).strip()
+                msg = ((p.stdout or "") + (p.stderr or "")).strip()
                 raise DeviceNotFound(f"adb: {msg.splitlines()[-1] if msg else 'failed'}")
         argv = self.command(elf)
         self.log(self.describe(argv))
