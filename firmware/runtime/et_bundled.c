@@ -138,8 +138,8 @@ et_status et_bundle_check_outputs(et_bundle *b, int32_t suite, uint32_t c, et_me
         else err = fabs_f(gv - ev);
         tol = atol + rtol * fabs_f(ev);
       } else {
-        int64_t d = et_load_i(o, physical(o, k)) - et_load_i(&e, k);
-        err = (float)(d < 0 ? -d : d);
+        int64_t gv = et_load_i(o, physical(o, k)), ev = et_load_i(&e, k);   /* |gv - ev| without overflow */
+        err = (float)(gv >= ev ? (uint64_t)gv - (uint64_t)ev : (uint64_t)ev - (uint64_t)gv);
         tol = atol;
       }
       if (err > *max_err) *max_err = err;
