@@ -90,6 +90,15 @@ def test_misaligned_arena_offset_is_a_bad_program(harness):
 
 
 @pytest.mark.build
+def test_int64_expected_output_far_from_the_result_is_a_mismatch(harness):
+    """ops_int.bpte with its first int64 expected output's top byte set to 0x80 (about INT64_MIN): the
+    bundled check computed got - expected in int64 (signed overflow). Found by libFuzzer."""
+    p = _once(harness, ROOT / "tests" / "models" / "ops_int.bpte", "at", "7335", "0x80")
+    assert "Sanitizer" not in p.stderr and "runtime error" not in p.stderr, p.stderr[-3000:]
+    assert "status 10 output mismatch" in p.stdout, p.stdout
+
+
+@pytest.mark.build
 def test_inputs_that_once_crashed_stay_fixed(libfuzzer):
     cases = sorted(REGRESSIONS.glob("*.bin"))
     assert cases

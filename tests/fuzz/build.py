@@ -169,7 +169,7 @@ def main(argv=None) -> int:
         print(build("libfuzzer"))
         return 0
     if a.cmd == "fuzz":
-        r = fuzz(a.seconds, a.workdir, extra=["-fork=2", "-ignore_crashes=1", "-ignore_timeouts=1"]
+        r = fuzz(a.seconds, a.workdir, extra=["-fork=1", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1"]
                  if a.explore else None)
         print(json.dumps(r, indent=1))
         return 0 if not r["findings"] and r["returncode"] == 0 else 1

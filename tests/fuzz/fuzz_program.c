@@ -68,6 +68,7 @@ static et_status run_one(const uint8_t *data, size_t size) {
       if (i == 0 || s == 0) { arenas[i] = 0; arena_sizes[i] = 0; continue; }
       if (s > ARENA_BYTES - off) return ET_ERR_OUT_OF_MEMORY;
       arenas[i] = arena_mem + off; arena_sizes[i] = (uint32_t)s;
+      memset(arenas[i], 0, (size_t)s);   /* no state from earlier inputs: every finding replays alone */
       off = (off + s + 15) & ~15ull;
     }
     et_fb_vec opv = et_fb_vector(&plan, ETFB_ExecutionPlan_operators, 4);
