@@ -380,6 +380,35 @@ void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st,
     row = (size_t)sizes[ndim - 1];
     outer_nd = ndim - 1;
   }
+  if (same && row == 1 && ndim > 0 && (es == 4 || es == 2 || es == 1)) {
+    /* same dtype, strided innermost dim: walk the outer dims, copy the innermost run with its strides */
+    uint32_t od = ndim - 1;
+    int32_t len = sizes[od];
+    ptrdiff_t ds = dst_st[od], ss = src_st[od];
+    et_idx it2;
+    ptrdiff_t st2[2][ET_MAX_DIMS];
+    for (uint32_t d = 0; d < od; d++) { st2[0][d] = dst_st[d]; st2[1][d] = src_st[d]; }
+    et_idx_init(&it2, od, sizes);
+    size_t runs = n / (size_t)len;
+    for (size_t r = 0; r < runs; r++) {
+      ptrdiff_t di = dbase + it2.off[0], si = sbase + it2.off[1];
+      if (es == 4) {
+        uint32_t *d = (uint32_t *)dst->data + di;
+        const uint32_t *s = (const uint32_t *)src->data + si;
+        for (int32_t i = 0; i < len; i++) d[i * ds] = s[i * ss];
+      } else if (es == 2) {
+        uint16_t *d = (uint16_t *)dst->data + di;
+        const uint16_t *s = (const uint16_t *)src->data + si;
+        for (int32_t i = 0; i < len; i++) d[i * ds] = s[i * ss];
+      } else {
+        uint8_t *d = (uint8_t *)dst->data + di;
+        const uint8_t *s = (const uint8_t *)src->data + si;
+        for (int32_t i = 0; i < len; i++) d[i * ds] = s[i * ss];
+      }
+      et_idx_next(&it2, 2, st2);
+    }
+    return;
+  }
   et_idx it;
   ptrdiff_t st[2][ET_MAX_DIMS];
   for (uint32_t d = 0; d < outer_nd; d++) { st[0][d] = dst_st[d]; st[1][d] = src_st[d]; }
