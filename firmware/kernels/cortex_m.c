@@ -304,7 +304,8 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
         const int32_t ih0 = oh * c->sh - c->ph, iw0 = ow * c->sw - c->pw;
         const int8_t *xn = x + n * c->x.sn;
         for (int32_t oc = 0; oc < O; oc++) {
-          int32_t acc = c->bias ? c->bias[oc] : 0;
+          /* Wraps like the hardware's 32-bit accumulator; a corrupted bias cannot make it UB. */
+          uint32_t acc = c->bias ? (uint32_t)c->bias[oc] : 0u;
           if (c->depthwise) {
             const int32_t ic = oc / c->opg;
             const int8_t *xc = xn + ic * c->x.sc;
@@ -315,7 +316,7 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
                 int32_t iw = iw0 + kw * c->dw;
                 if (iw < 0 || iw >= c->x.w) continue;
                 int32_t xv = (int32_t)xc[ih * c->x.sh + iw * c->x.sw] + c->in_off;
-                acc += xv * (int32_t)c->w[((ptrdiff_t)kh * c->KW + kw) * O + oc];
+                acc += (uint32_t)(xv * (int32_t)c->w[((ptrdiff_t)kh * c->KW + kw) * O + oc]);
               }
             }
           } else {
@@ -332,7 +333,7 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
                 if (k0 >= k1) continue;
                 const int8_t *xp = xn + ih * c->x.sh + (iw0 + k0) * c->x.sw;
                 const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + k0) * c->cpg;
-                acc += dot_sum_s8(xp, wp, (k1 - k0) * c->cpg, &wsum);
+                acc += (uint32_t)dot_sum_s8(xp, wp, (k1 - k0) * c->cpg, &wsum);
                 continue;
               }
               for (int32_t kw = 0; kw < c->KW; kw++) {
@@ -341,18 +342,18 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
                 const int8_t *xp = xn + c0 * c->x.sc + ih * c->x.sh + iw * c->x.sw;
                 const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + kw) * c->cpg;
                 if (c->x.sc == 1) {
-                  acc += dot_sum_s8(xp, wp, c->cpg, &wsum);
+                  acc += (uint32_t)dot_sum_s8(xp, wp, c->cpg, &wsum);
                 } else {
                   for (int32_t ci = 0; ci < c->cpg; ci++) {
-                    acc += (int32_t)xp[ci * c->x.sc] * (int32_t)wp[ci];
+                    acc += (uint32_t)((int32_t)xp[ci * c->x.sc] * (int32_t)wp[ci]);
                     wsum += wp[ci];
                   }
                 }
               }
             }
-            acc += c->in_off * wsum;
+            acc += (uint32_t)c->in_off * (uint32_t)wsum;
           }
-          int32_t r = cm_requant(acc, c->mult[oc], c->shift[oc]) + c->out_off;
+          int32_t r = cm_requant((int32_t)acc, c->mult[oc], c->shift[oc]) + c->out_off;
           y[n * c->y.sn + oc * c->y.sc + oh * c->y.sh + ow * c->y.sw] = (int8_t)clamp_i32(r, c->amin, c->amax);
         }
       }
@@ -376,6 +377,8 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   if (!pair_arg(args[4], p)) BAD(4);
   if (!pair_arg(args[5], d)) BAD(5);
   ARG_INT(6 + o, c.in_off); ARG_INT(7 + o, c.out_off); ARG_INT(10 + o, c.amin); ARG_INT(11 + o, c.amax);
+  /* int8 zero points: anything else is a corrupted program, and would overflow the sums. */
+  if (c.in_off < -255 || c.in_off > 255) BAD(6 + o);
   if (in->ndim != 4 || w->ndim != 4 || in->dtype != ET_CHAR || w->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
   if (!et_is_contiguous(w)) { ctx->err_detail = 1; return ET_ERR_UNSUPPORTED; }
   geo4(in, nhwc, &c.x);
