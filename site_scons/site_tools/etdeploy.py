@@ -159,7 +159,7 @@ def firmware(env, sources, extra_defines=None, include_dirs=(), depends=(), aren
     objs = []
     for src in list(sources) + list(plan.bsp_sources):
         o = e.Object(target=_obj_path(e, src), source=str(src))
-        if depends:
+        if depends and out.Dir("gen").abspath in str(src):   # only the generated C .incbin's the blobs
             e.Depends(o, [str(d) for d in depends])
         objs += o
     elf = out.File("firmware.elf")

@@ -17,16 +17,19 @@ def images(env, elf):
     if not board.images:
         return []
 
-    def build(target, source, env):
-        from etdeploy import errors, images as et_images
-        try:
-            et_images.write_images(source[0].abspath, board, env["ETD_OUT"].abspath)
-        except errors.EtdeployError as e:
-            print(f"etdeploy: error: {e}")
-            return 1
-        return 0
-    return env.Command(_targets(env), elf, S.Action(build, None if env.get("verbose") else
+    return env.Command(_targets(env), elf, S.Action(_build, None if env.get("verbose") else
                                                     "IMG " + ", ".join(f"firmware.{k}" for k in board.images)))
+
+
+def _build(target, source, env):
+    from etdeploy import errors, images as et_images
+    board = env["ETD_BOARD"]
+    try:
+        et_images.write_images(source[0].abspath, board, env["ETD_OUT"].abspath)
+    except errors.EtdeployError as e:
+        print(f"etdeploy: error: {e}")
+        return 1
+    return 0
 
 
 def generate(env):

@@ -14,19 +14,22 @@ def report(env, elf, bake_report=None):
     target = out.File("report.json")
     bake_json = json.dumps(bake_report or {}, sort_keys=True, default=str)
 
-    def build(target, source, env):
-        from etdeploy import elfreport
-        rep = elfreport.report(source[0].abspath, board, out.File("firmware.map").abspath)
-        if bake_report:
-            rep["bake"] = bake_report
-        with open(target[0].abspath, "w") as f:
-            json.dump(rep, f, indent=1, default=str)
-            f.write("\n")
-        print(elfreport.summary(rep))
-        return 0
-    node = env.Command(target, elf, S.Action(build, None if env.get("verbose") else "REPORT $TARGET"))
-    env.Depends(node, env.Value(bake_json))
+    node = env.Command(target, [elf, env.Value(bake_json)], S.Action(_build, None if env.get("verbose") else "REPORT $TARGET"))
     return node
+
+
+def _build(target, source, env):
+    from etdeploy import elfreport
+    board, out = env["ETD_BOARD"], env["ETD_OUT"]
+    bake_report = json.loads(source[1].read())
+    rep = elfreport.report(source[0].abspath, board, out.File("firmware.map").abspath)
+    if bake_report:
+        rep["bake"] = bake_report
+    with open(target[0].abspath, "w") as f:
+        json.dump(rep, f, indent=1, default=str)
+        f.write("\n")
+    print(elfreport.summary(rep))
+    return 0
 
 
 def generate(env):
