@@ -63,10 +63,15 @@ static bool view(et_bundle *b, et_fb_table *val, et_tensor *t, int32_t *sizes) {
 /* Element k (in logical, contiguous order) of t, whose memory may follow another dim order. */
 static int64_t physical(const et_tensor *t, int64_t k) {
   if (!t->dim_order || et_is_contiguous(t)) return k;
-  int64_t stride[ET_MAX_DIMS], s = 1;
-  for (int32_t j = (int32_t)t->ndim - 1; j >= 0; j--) { stride[t->dim_order[j]] = s; s *= t->sizes[t->dim_order[j]]; }
-  int64_t off = 0;
-  for (int32_t d = (int32_t)t->ndim - 1; d >= 0; d--) { off += (k % t->sizes[d]) * stride[d]; k /= t->sizes[d]; }
+  /* 32-bit index math: tensors here are bounded by the file (or arena) size, and 64-bit division
+   * would pull ~1 KB of libgcc into Cortex-M images. */
+  uint32_t stride[ET_MAX_DIMS], s = 1, kk = (uint32_t)k, off = 0;
+  for (int32_t j = (int32_t)t->ndim - 1; j >= 0; j--) { stride[t->dim_order[j]] = s; s *= (uint32_t)t->sizes[t->dim_order[j]]; }
+  for (int32_t d = (int32_t)t->ndim - 1; d >= 0; d--) {
+    uint32_t n = (uint32_t)t->sizes[d];
+    if (!n) return 0;
+    off += (kk % n) * stride[d]; kk /= n;
+  }
   return off;
 }
 
