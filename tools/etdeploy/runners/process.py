@@ -50,7 +50,10 @@ class QemuSemihostRunner(Runner):
 
     def command(self, elf: str, **kw) -> list[str]:
         emu = self.board.emulator
-        return [emu.binary, *[a.replace("{elf}", elf) for a in emu.args]]
+        argv = [emu.binary, *[a.replace("{elf}", elf) for a in emu.args]]
+        if kw.get("icount"):
+            argv += ["-icount", "shift=0"]
+        return argv
 
     def start(self, elf: str, **kw) -> ProcessSession:
         argv = self.command(elf, **kw)
