@@ -68,3 +68,20 @@ def test_profiled_multi_method_program_has_one_run_per_method(name):
         names = [e.name for e in b.events if e.name != "Method::execute"]
         want = ["native_call_" + op.split("::", 1)[1] for _, op in kernel_instructions(pte, mi) if op]
         assert names == want
+
+
+@pytest.mark.build
+def test_etdump_cli_table_picture_and_compare(tmp_path):
+    import subprocess
+    import sys
+    pte = MODELS / "cnn.pte"
+    run_host(pte, opts={"etdump": 1})
+    exe, _ = build(pte, {"etdump": 1})
+    etdp = exe.parent / "run" / "etdump.etdp"
+    svg = tmp_path / "p.svg"
+    p = subprocess.run([sys.executable, "-m", "etdeploy.cli.main", "etdump", str(etdp), "--svg", str(svg),
+                        "--compare", str(etdp)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "convolution.out" in p.stdout and "1.00x" in p.stdout
+    text = svg.read_text()
+    assert text.startswith("<svg") and "convolution.out" in text and "timeline" in text

@@ -126,6 +126,8 @@ def svg(ops: list[OpStat], timeline: list, title: str, unit: str = "cycles") -> 
             w = max((W - 20) * (s1 - s0) / span, 0.8)
             out.append(f'<rect x="{x:.1f}" y="{tl_top}" width="{w:.1f}" height="34" fill="{color.get(name, "#999")}">'
                        f'<title>{e(name)} (instruction {instr}): {s1 - s0:,} {unit}</title></rect>')
+            if w > 7 * len(name) + 8:   # label the segments wide enough to hold their name
+                out.append(f'<text x="{x + 4:.1f}" y="{tl_top + 21}" fill="white">{e(name)}</text>')
         out.append(f'<text x="10" y="{tl_top + 52}">0</text>')
         out.append(f'<text x="{W - 10}" y="{tl_top + 52}" text-anchor="end">{span:,} {unit}</text>')
     out.append("</svg>")
