@@ -77,12 +77,22 @@ def main(args) -> int:
     return 0
 
 
+def _fmt(vals) -> str:
+    import numpy as np
+    text = np.array2string(np.asarray(vals), precision=4, separator=" ", threshold=12, edgeitems=4,
+                           max_line_width=10_000, suppress_small=True)
+    return " ".join(text.split())
+
+
 def print_result(res, run_dir: Path) -> None:
     doc = json.loads((Path(run_dir) / "result.json").read_text())
+    several = len({o["program"] for o in doc["outputs"]}) > 1
     for o in doc["outputs"]:
         where = f"case {o['case']} " if o.get("case") is not None else ""
+        if several:
+            where = f"(program {o['program']}) " + where
         vals = o.get("values")
-        shown = json.dumps(vals)[:200] if vals is not None else f"sha256 {o.get('sha256', '')[:16]}"
+        shown = _fmt(vals) if vals is not None else f"sha256 {o.get('sha256', '')[:16]}"
         err = f"  max abs err {o['max_abs_err']:.3g}" if "max_abs_err" in o else ""
         print(f"  {o['method']} {where}output {o['index']}: {o['dtype']}{o['shape']} {shown}{err}")
     for m in doc["methods"]:
