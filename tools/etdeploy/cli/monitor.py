@@ -49,7 +49,8 @@ def main(args) -> int:
 
     from .. import link
     try:
-        port = serial.serial_for_url(args.port, baudrate=args.baud, timeout=0.1)
+        # timeout=0: one recv per read, so bytes that arrive just before a disconnect are not lost
+        port = serial.serial_for_url(args.port, baudrate=args.baud, timeout=0)
     except (serial.SerialException, ValueError) as e:
         print(f"etdeploy monitor: cannot open {args.port}: {e}", file=sys.stderr)
         return 2
@@ -58,7 +59,14 @@ def main(args) -> int:
     status = 0
     try:
         while end is None or time.monotonic() < end:
-            data = port.read(4096)
+            try:
+                data = port.read(4096)
+            except serial.SerialException:
+                print("device disconnected", file=sys.stderr)
+                break
+            if not data:
+                time.sleep(0.01)
+                continue
             for rec in dec.feed(data):
                 r = link.parse_record(rec)
                 print(describe(r), flush=True)
