@@ -32,6 +32,11 @@ static inline int32_t cm_requant(int64_t v, int32_t mult, int32_t shift) {
 }
 
 static inline int32_t clamp_i32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+/* a + b saturated to int32: a corrupted zero point must not make the sum undefined. */
+static inline int32_t add_sat_i32(int32_t a, int32_t b) {
+  int64_t v = (int64_t)a + b;
+  return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
 
 /* (float)m * 2^e without double arithmetic (exact unless the result is subnormal) */
 static float ldexp_f(float m, int32_t e) {
@@ -168,7 +173,7 @@ ET_OP("cortex_m::dequantize_per_tensor.out", k_cm_dequantize_per_tensor_out) {
   const int8_t *x = (const int8_t *)in->data;
   float *y = (float *)out->data;
   int64_t n = et_numel(in);
-  for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)x[i] - zp) * scale;
+  for (int64_t i = 0; i < n; i++) y[i] = (float)(int32_t)((uint32_t)(int32_t)x[i] - (uint32_t)zp) * scale;
   return ET_OK;
 }
 
@@ -274,7 +279,7 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
               (uint32_t)K * (uint32_t)in_off * (uint32_t)f_off;
         if (bd) acc += (uint32_t)bd[n];
       }
-      int32_t r = cm_requant((int32_t)acc, mult, shift) + out_off;
+      int32_t r = add_sat_i32(cm_requant((int32_t)acc, mult, shift), out_off);
       y[(ptrdiff_t)m * N + n] = (int8_t)clamp_i32(r, amin, amax);
     }
   }
@@ -353,7 +358,7 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
             }
             acc += (uint32_t)c->in_off * (uint32_t)wsum;
           }
-          int32_t r = cm_requant((int32_t)acc, c->mult[oc], c->shift[oc]) + c->out_off;
+          int32_t r = add_sat_i32(cm_requant((int32_t)acc, c->mult[oc], c->shift[oc]), c->out_off);
           y[n * c->y.sn + oc * c->y.sc + oh * c->y.sh + ow * c->y.sw] = (int8_t)clamp_i32(r, c->amin, c->amax);
         }
       }

@@ -22,7 +22,8 @@ static void q_quantize_f32_s8(const float *x, int8_t *y, int64_t n, float inv, i
   for (int64_t i = 0; i < n; i++) y[i] = (int8_t)q_quantize_one(x[i], inv, zp, qmin, qmax);
 }
 static void q_dequantize_s8_f32(const int8_t *x, float *y, int64_t n, float scale, int32_t zp) {
-  for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)x[i] - zp) * scale;
+  /* wrapping difference: a corrupted zero point gives wrong numbers, never undefined behaviour */
+  for (int64_t i = 0; i < n; i++) y[i] = (float)(int32_t)((uint32_t)(int32_t)x[i] - (uint32_t)zp) * scale;
 }
 
 /* quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max,
