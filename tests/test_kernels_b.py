@@ -96,6 +96,15 @@ class M(torch.nn.Module):
         return (self.fc(a), self.nb(a), torch.mm(a, b), torch.addmm(c, a, b, beta=0.5, alpha=2.0),
                 torch.bmm(d, d.transpose(1, 2)), torch.addmm(c[0], a, b))
 """, [((3, 6), F, "n"), ((6, 4), F, "n"), ((3, 4), F, "n"), ((2, 3, 5), F, "n")], False, None),
+    # every column-block shape of the Helium matmul (16-wide blocks, full and predicated vectors), odd K
+    "linalg_widths": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fcs = torch.nn.ModuleList(torch.nn.Linear(7, n) for n in (45, 22, 12, 11, 8, 4, 3, 1))
+    def forward(self, a, b):
+        return tuple(f(a) for f in self.fcs) + (torch.mm(b, a.t()), torch.addmm(self.fcs[0].bias, a, torch.cat([a.t()] * 15, 1)))
+""", [((3, 7), F, "n"), ((2, 7), F, "n")], False, None),
     "linear_preserved": ("portable", """
 class M(torch.nn.Module):
     def __init__(self):
