@@ -17,6 +17,18 @@
 /* ---------------------------------------------------------------- scalar helpers */
 
 static inline int32_t cm_requant(int64_t v, int32_t mult, int32_t shift) {
+  /* The usual case (no left shift, 32-bit value, mult not INT32_MIN): (v * mult + 2^30) >> 31 then
+   * fits in 32 bits, so the rounding shift below runs in 32-bit arithmetic. Same results. */
+  if (shift <= 0 && shift > -32 && v == (int32_t)v && mult != INT32_MIN) {
+    int32_t r = (int32_t)(((int64_t)(int32_t)v * mult + ((int64_t)1 << 30)) >> 31);
+    const int32_t rs = -shift;
+    if (rs > 0) {
+      const int32_t mask = (int32_t)(((uint32_t)1 << rs) - 1u), rem = r & mask;
+      r >>= rs;
+      if (rem > (mask >> 1) + (r < 0 ? 1 : 0)) r += 1;
+    }
+    return r;
+  }
   int32_t ls = shift > 0 ? (shift < 63 ? shift : 63) : 0, rs = shift < 0 ? (shift > -63 ? -shift : 63) : 0;
   uint64_t x = (uint64_t)v << ls;
   int64_t p = (int64_t)(x * (uint64_t)(int64_t)mult + ((uint64_t)1 << 30));
@@ -259,7 +271,8 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   et_status st = et_resize(out, in->ndim, os);
   if (st) { ctx->err_detail = 11; return st; }
   if (!et_is_contiguous(out)) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
-  int32_t M = K ? (int32_t)(et_numel(in) / K) : 0;
+  /* 32-bit division: numel < 2^32 (the loader checks), and a 64-bit one is a libgcc call */
+  int32_t M = K > 0 ? (int32_t)((uint32_t)et_numel(in) / (uint32_t)K) : 0;
   const int8_t *x = (const int8_t *)in->data, *wd = (const int8_t *)w->data;
   const int32_t *bd = bias ? (const int32_t *)bias->data : NULL, *kd = ksum ? (const int32_t *)ksum->data : NULL;
   int8_t *y = (int8_t *)out->data;
