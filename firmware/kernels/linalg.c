@@ -1,25 +1,139 @@
 /* Matrix products: addmm, mm, bmm, linear (float32 fast paths, any float dtype slow path).
- * Inner loops are contiguous AXPY rows (out[m, :] += a[m, k] * b[k, :]) so they vectorise. */
+ *
+ * float32 product core (gemm_f32): one output row at a time, in column blocks whose accumulators stay
+ * in registers across the whole K loop (Helium: up to 4 Q registers = 16 columns; portable C: 8
+ * scalars), started from the bias row when the bias is fused. Each output element is thus read and
+ * written once, and b's rows are streamed contiguously.
+ * linear.out (weight [N, K]) is dot products over K: several weight rows share each input load.
+ * The common cases (float32, natural layout, beta = alpha = 1) are recognised with a few inline tests
+ * first, since the checks and strides of the general path cost as much as the product for small
+ * layers (a 32 -> 10 linear is only 320 MACs). */
 #include "et_kernel.h"
 #include "kernel_util.h"
 #include "etmath.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define LINALG_MVE 1
 #include <arm_mve.h>
-/* y[i] += a * x[i] with Helium (4 lanes, tail predicated) */
-static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
-  int32_t i = 0;
-  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vld1q_f32(x + i), a));
-  if (i < n) {
-    mve_pred16_t p = vctp32q((uint32_t)(n - i));
-    vst1q_p_f32(y + i, vfmaq_n_f32(vld1q_z_f32(y + i, p), vld1q_z_f32(x + i, p), a), p);
+#else
+#define LINALG_MVE 0
+#endif
+
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* ---------------- float32 product core ---------------- */
+
+/* o[m, n] = init[m, n] + sum_k a[m*ar + k] * b[k*br + n]   (0 <= m < M, 0 <= n < N)
+ * o rows at o + m*ors with unit column stride; init is bias[m*bsr + n] (bsr 0: one row for all) or 0. */
+#if LINALG_MVE
+/* One row segment of nv (1..4) vectors; with tail, the last vector holds only the lanes of pl and
+ * its loads/stores are predicated (nothing past the segment is touched). */
+static ALWAYS_INLINE void seg_mve(float *o, const float *a, const float *b, ptrdiff_t br,
+                                  const float *bias, int32_t K, const int nv, const bool tail,
+                                  mve_pred16_t pl) {
+  float32x4_t c0, c1, c2, c3;
+  c0 = c1 = c2 = c3 = vdupq_n_f32(0.0f);
+#define LAST_LD(p) (tail ? vldrwq_z_f32((p), pl) : vld1q_f32(p))
+  if (bias) {
+    if (nv == 1) c0 = LAST_LD(bias);
+    else c0 = vld1q_f32(bias);
+    if (nv == 2) c1 = LAST_LD(bias + 4);
+    else if (nv > 2) c1 = vld1q_f32(bias + 4);
+    if (nv == 3) c2 = LAST_LD(bias + 8);
+    else if (nv > 3) c2 = vld1q_f32(bias + 8);
+    if (nv == 4) c3 = LAST_LD(bias + 12);
+  }
+  /* one k step: acc += a_k * b row segment (the order of k is kept: same rounding as a plain loop) */
+#define STEP(bp, av)                                                        \
+  do {                                                                      \
+    c0 = vfmaq_n_f32(c0, nv == 1 ? LAST_LD(bp) : vld1q_f32(bp), (av));      \
+    if (nv > 1) c1 = vfmaq_n_f32(c1, nv == 2 ? LAST_LD((bp) + 4) : vld1q_f32((bp) + 4), (av)); \
+    if (nv > 2) c2 = vfmaq_n_f32(c2, nv == 3 ? LAST_LD((bp) + 8) : vld1q_f32((bp) + 8), (av)); \
+    if (nv > 3) c3 = vfmaq_n_f32(c3, LAST_LD((bp) + 12), (av));             \
+  } while (0)
+  /* two k per iteration from two row pointers: loads use immediate offsets, loop overhead halves */
+  const float *b1 = b + br;
+  const ptrdiff_t br2 = 2 * br;
+  int32_t k = 0;
+  for (; k + 2 <= K; k += 2, b += br2, b1 += br2) {
+    const float a0 = a[k], a1 = a[k + 1];
+    STEP(b, a0);
+    STEP(b1, a1);
+  }
+  if (k < K) {
+    const float a0 = a[k];
+    STEP(b, a0);
+  }
+#undef STEP
+#undef LAST_LD
+#define ST(p, v, last) do { if ((last) && tail) vstrwq_p_f32((p), (v), pl); else vst1q_f32((p), (v)); } while (0)
+  ST(o, c0, nv == 1);
+  if (nv > 1) ST(o + 4, c1, nv == 2);
+  if (nv > 2) ST(o + 8, c2, nv == 3);
+  if (nv > 3) ST(o + 12, c3, nv == 4);
+#undef ST
+}
+
+static void gemm_f32(float *o, ptrdiff_t ors, const float *a, ptrdiff_t ar, const float *b,
+                     ptrdiff_t br, const float *bias, ptrdiff_t bsr, int32_t M, int32_t K, int32_t N) {
+  const int32_t nfull = N & ~15, r = N & 15;
+  const mve_pred16_t pl = vctp32q((uint32_t)(((r - 1) & 3) + 1));  /* lanes of the last tail vector */
+  for (int32_t m = 0; m < M; m++, o += ors, a += ar) {
+    const float *bi = bias ? bias + (ptrdiff_t)m * bsr : NULL;
+    int32_t n = 0;
+    for (; n < nfull; n += 16) seg_mve(o + n, a, b + n, br, bi ? bi + n : NULL, K, 4, false, 0);
+    if (r) {
+      const float *bt = bi ? bi + n : NULL;
+      switch ((r + 3) >> 2) {
+        case 1: seg_mve(o + n, a, b + n, br, bt, K, 1, true, pl); break;
+        case 2: seg_mve(o + n, a, b + n, br, bt, K, 2, true, pl); break;
+        case 3: seg_mve(o + n, a, b + n, br, bt, K, 3, true, pl); break;
+        default: seg_mve(o + n, a, b + n, br, bt, K, 4, true, pl); break;
+      }
+    }
   }
 }
 #else
-static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
-  for (int32_t i = 0; i < n; i++) y[i] += a * x[i];
+/* Portable: nc (1..8) columns in scalar accumulators (registers on an FPU; several per vector
+ * register where the compiler vectorises). */
+static ALWAYS_INLINE void seg_c(float *o, const float *a, const float *b, ptrdiff_t br,
+                                const float *bias, int32_t K, const int nc) {
+  float c[8];
+  for (int j = 0; j < nc; j++) c[j] = bias ? bias[j] : 0.0f;
+  for (int32_t k = 0; k < K; k++, b += br) {
+    const float av = a[k];
+    for (int j = 0; j < nc; j++) c[j] += av * b[j];
+  }
+  for (int j = 0; j < nc; j++) o[j] = c[j];
+}
+
+static void gemm_f32(float *o, ptrdiff_t ors, const float *a, ptrdiff_t ar, const float *b,
+                     ptrdiff_t br, const float *bias, ptrdiff_t bsr, int32_t M, int32_t K, int32_t N) {
+  const int32_t nfull = N & ~7;
+  for (int32_t m = 0; m < M; m++, o += ors, a += ar) {
+    const float *bi = bias ? bias + (ptrdiff_t)m * bsr : NULL;
+    int32_t n = 0;
+    for (; n < nfull; n += 8) seg_c(o + n, a, b + n, br, bi ? bi + n : NULL, K, 8);
+    const float *bt = bi ? bi + n : NULL;
+    switch (N - n) {
+      case 1: seg_c(o + n, a, b + n, br, bt, K, 1); break;
+      case 2: seg_c(o + n, a, b + n, br, bt, K, 2); break;
+      case 3: seg_c(o + n, a, b + n, br, bt, K, 3); break;
+      case 4: seg_c(o + n, a, b + n, br, bt, K, 4); break;
+      case 5: seg_c(o + n, a, b + n, br, bt, K, 5); break;
+      case 6: seg_c(o + n, a, b + n, br, bt, K, 6); break;
+      case 7: seg_c(o + n, a, b + n, br, bt, K, 7); break;
+      default: break;
+    }
+  }
 }
 #endif
+
+/* ---------------- operand layout ---------------- */
 
 /* Element strides of a 2-d (or batched 3-d) operand honouring dim_order. */
 typedef struct { ptrdiff_t b, r, c; } mat_st;
@@ -34,25 +148,27 @@ static mat_st mat_strides(const et_tensor *t) {
   return m;
 }
 
-/* out[M,N] (contiguous rows, f32) = a[M,K] @ b[K,N]; row strides given, column stride 1 for
- * b and out on the fast path. */
-static void mm_f32_rows(float *o, ptrdiff_t ors, const float *a, mat_st as, const float *b, mat_st bs,
-                        int32_t M, int32_t K, int32_t N) {
-  for (int32_t m = 0; m < M; m++) {
-    float *orow = o + (ptrdiff_t)m * ors;
-    for (int32_t n = 0; n < N; n++) orow[n] = 0.0f;
-    const float *arow = a + (ptrdiff_t)m * as.r;
-    for (int32_t k = 0; k < K; k++) {
-      const float av = arow[(ptrdiff_t)k * as.c];
-      const float *brow = b + (ptrdiff_t)k * bs.r;
-      if (bs.c == 1) {
-        axpy_f32(orow, brow, av, N);
-      } else {
-        for (int32_t n = 0; n < N; n++) orow[n] += av * brow[(ptrdiff_t)n * bs.c];
-      }
-    }
-  }
+/* The tensor of a value, NULL if none (the general path then reports why). */
+static inline et_tensor *tensor_of(const et_value *v) { return et_is_tensor(v) ? v->u.t : NULL; }
+
+/* Bound float32 tensor of rank nd in row-major layout: what the fast paths take as is. Inline
+ * (nd is a constant): on small layers these tests cost as much as the product. */
+static ALWAYS_INLINE bool plain_f32(const et_tensor *t, const uint32_t nd) {
+  if (!t || t->dtype != ET_FLOAT || t->ndim != nd || !t->data) return false;
+  const uint8_t *d = t->dim_order;
+  if (d)
+    for (uint32_t i = 0; i < nd; i++)
+      if (d[i] != i) return false;
+  return true;
 }
+
+/* Scalar argument equal to 1 (Int 1, Double 1.0 or Bool true). */
+static ALWAYS_INLINE bool is_one(const et_value *v) {
+  return v && ((v->tag == ET_TAG_INT && v->u.i == 1) || (v->tag == ET_TAG_DOUBLE && v->u.dbits == 0x3FF0000000000000ull) ||
+               (v->tag == ET_TAG_BOOL && v->u.b));
+}
+
+/* ---------------- general path ---------------- */
 
 /* Generic: any float dtypes, any strides. out element (m, n) at base + m*os.r + n*os.c. */
 static void mm_generic(et_tensor *out, ptrdiff_t ob, mat_st os, const et_tensor *a, ptrdiff_t ab, mat_st as,
@@ -66,6 +182,17 @@ static void mm_generic(et_tensor *out, ptrdiff_t ob, mat_st os, const et_tensor 
     }
 }
 
+/* float32 with strided columns (transposed views): scalar dot products. */
+static void mm_f32_strided(float *o, mat_st os, const float *a, mat_st as, const float *b, mat_st bs, int32_t M,
+                           int32_t K, int32_t N) {
+  for (int32_t m = 0; m < M; m++)
+    for (int32_t n = 0; n < N; n++) {
+      float s = 0.0f;
+      for (int32_t k = 0; k < K; k++) s += a[m * as.r + k * as.c] * b[k * bs.r + n * bs.c];
+      o[m * os.r + n * os.c] = s;
+    }
+}
+
 static bool all_f32(const et_tensor *a, const et_tensor *b, const et_tensor *o) {
   return a->dtype == ET_FLOAT && b->dtype == ET_FLOAT && o->dtype == ET_FLOAT;
 }
@@ -75,9 +202,11 @@ static void matmul(et_tensor *out, const et_tensor *a, const et_tensor *b, int32
                    int32_t N) {
   mat_st as = mat_strides(a), bs = mat_strides(b), os = mat_strides(out);
   for (int32_t i = 0; i < B; i++) {
-    if (all_f32(a, b, out) && os.c == 1) {
-      mm_f32_rows((float *)out->data + i * os.b, os.r, (const float *)a->data + i * as.b, as,
-                  (const float *)b->data + i * bs.b, bs, M, K, N);
+    if (all_f32(a, b, out)) {
+      float *o = (float *)out->data + i * os.b;
+      const float *ap = (const float *)a->data + i * as.b, *bp = (const float *)b->data + i * bs.b;
+      if (os.c == 1 && bs.c == 1 && as.c == 1) gemm_f32(o, os.r, ap, as.r, bp, bs.r, NULL, 0, M, K, N);
+      else mm_f32_strided(o, os, ap, as, bp, bs, M, K, N);
     } else {
       mm_generic(out, i * os.b, os, a, i * as.b, as, b, i * bs.b, bs, M, K, N);
     }
@@ -86,10 +215,24 @@ static void matmul(et_tensor *out, const et_tensor *a, const et_tensor *b, int32
 
 static bool float_dt(const et_tensor *t) { return et_dtype_is_float(t->dtype); }
 
+/* Fast path of mm/bmm: all float32, row-major, out already of the right shape, no empty dims. */
+static ALWAYS_INLINE bool mm_fast(const et_tensor *a, const et_tensor *b, const et_tensor *out, const uint32_t nd) {
+  if (!plain_f32(a, nd) || !plain_f32(b, nd) || !plain_f32(out, nd)) return false;
+  for (uint32_t d = 0; d + 2 < nd; d++)
+    if (a->sizes[d] <= 0 || b->sizes[d] != a->sizes[d] || out->sizes[d] != a->sizes[d]) return false;
+  const int32_t M = a->sizes[nd - 2], K = a->sizes[nd - 1], N = b->sizes[nd - 1];
+  return M > 0 && K > 0 && N > 0 && b->sizes[nd - 2] == K && out->sizes[nd - 2] == M && out->sizes[nd - 1] == N;
+}
+
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
 ET_OP("aten::mm.out", k_aten_mm_out) {
   ET_CHECK_ARGS(3);
-  et_tensor *a, *b, *out;
+  et_tensor *a = tensor_of(args[0]), *b = tensor_of(args[1]), *out = tensor_of(args[2]);
+  if (mm_fast(a, b, out, 2)) {
+    const int32_t M = a->sizes[0], K = a->sizes[1], N = b->sizes[1];
+    gemm_f32((float *)out->data, N, (const float *)a->data, K, (const float *)b->data, N, NULL, 0, M, K, N);
+    return ET_OK;
+  }
   et_status st;
   if ((st = et_arg_tensor(ctx, args, 0, &a)) || (st = et_arg_tensor(ctx, args, 1, &b)) ||
       (st = et_arg_tensor(ctx, args, 2, &out))) return st;
@@ -104,7 +247,14 @@ ET_OP("aten::mm.out", k_aten_mm_out) {
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
 ET_OP("aten::bmm.out", k_aten_bmm_out) {
   ET_CHECK_ARGS(3);
-  et_tensor *a, *b, *out;
+  et_tensor *a = tensor_of(args[0]), *b = tensor_of(args[1]), *out = tensor_of(args[2]);
+  if (mm_fast(a, b, out, 3)) {
+    const int32_t B = a->sizes[0], M = a->sizes[1], K = a->sizes[2], N = b->sizes[2];
+    for (int32_t i = 0; i < B; i++)
+      gemm_f32((float *)out->data + (ptrdiff_t)i * M * N, N, (const float *)a->data + (ptrdiff_t)i * M * K, K,
+               (const float *)b->data + (ptrdiff_t)i * K * N, N, NULL, 0, M, K, N);
+    return ET_OK;
+  }
   et_status st;
   if ((st = et_arg_tensor(ctx, args, 0, &a)) || (st = et_arg_tensor(ctx, args, 1, &b)) ||
       (st = et_arg_tensor(ctx, args, 2, &out))) return st;
@@ -153,7 +303,22 @@ static et_status add_bias(et_kctx *ctx, et_tensor *out, const et_tensor *bias, f
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) */
 ET_OP("aten::addmm.out", k_aten_addmm_out) {
   ET_CHECK_ARGS(6);
-  et_tensor *bias, *a, *b, *out;
+  et_tensor *bias = tensor_of(args[0]), *a = tensor_of(args[1]), *b = tensor_of(args[2]), *out = tensor_of(args[5]);
+  /* Fast path (linear layers): beta = alpha = 1, bias a float32 row [N] / [1, N] or matrix [M, N],
+   * fused as the accumulators' start. Anything else takes the general path below. */
+  if (mm_fast(a, b, out, 2) && bias && is_one(args[3]) && is_one(args[4]) &&
+      (plain_f32(bias, 1) || plain_f32(bias, 2))) {
+    const int32_t M = a->sizes[0], K = a->sizes[1], N = b->sizes[1];
+    ptrdiff_t bsr = -1;
+    if (bias->ndim == 1 && bias->sizes[0] == N) bsr = 0;
+    else if (bias->ndim == 2 && bias->sizes[1] == N && (bias->sizes[0] == 1 || bias->sizes[0] == M))
+      bsr = bias->sizes[0] == 1 ? 0 : N;
+    if (bsr >= 0) {
+      gemm_f32((float *)out->data, N, (const float *)a->data, K, (const float *)b->data, N,
+               (const float *)bias->data, bsr, M, K, N);
+      return ET_OK;
+    }
+  }
   et_status st;
   if ((st = et_arg_tensor(ctx, args, 0, &bias)) || (st = et_arg_tensor(ctx, args, 1, &a)) ||
       (st = et_arg_tensor(ctx, args, 2, &b)) || (st = et_arg_tensor(ctx, args, 5, &out))) return st;
@@ -165,6 +330,90 @@ ET_OP("aten::addmm.out", k_aten_addmm_out) {
   matmul(out, a, b, 1, a->sizes[0], a->sizes[1], b->sizes[1]);
   return add_bias(ctx, out, bias, beta, alpha, 0);
 }
+
+/* ---------------- linear ---------------- */
+
+/* o[m*N + n] = bias[n] + sum_k x[m*K + k] * w[n*K + k], all contiguous float32. */
+#if LINALG_MVE
+/* Horizontal sum of the 4 lanes (MVE has no float add-across-vector). */
+static inline float hsum(float32x4_t v) {
+  return (vgetq_lane_f32(v, 0) + vgetq_lane_f32(v, 1)) + (vgetq_lane_f32(v, 2) + vgetq_lane_f32(v, 3));
+}
+
+static void linear_f32(float *o, const float *x, const float *w, const float *bias, int32_t M, int32_t K,
+                       int32_t N) {
+  const int32_t kfull = K & ~3;
+  const mve_pred16_t pk = vctp32q((uint32_t)(K & 3));
+  for (int32_t m = 0; m < M; m++, x += K, o += N) {
+    int32_t n = 0;
+    /* 4 weight rows at a time share each input vector */
+    for (; n + 4 <= N; n += 4) {
+      const float *w0 = w + (ptrdiff_t)n * K, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
+      float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
+      int32_t k = 0;
+      for (; k < kfull; k += 4) {
+        const float32x4_t xv = vld1q_f32(x + k);
+        c0 = vfmaq_f32(c0, xv, vld1q_f32(w0 + k));
+        c1 = vfmaq_f32(c1, xv, vld1q_f32(w1 + k));
+        c2 = vfmaq_f32(c2, xv, vld1q_f32(w2 + k));
+        c3 = vfmaq_f32(c3, xv, vld1q_f32(w3 + k));
+      }
+      if (k < K) {  /* inactive lanes load as 0 in both operands: they add 0 */
+        const float32x4_t xv = vldrwq_z_f32(x + k, pk);
+        c0 = vfmaq_f32(c0, xv, vldrwq_z_f32(w0 + k, pk));
+        c1 = vfmaq_f32(c1, xv, vldrwq_z_f32(w1 + k, pk));
+        c2 = vfmaq_f32(c2, xv, vldrwq_z_f32(w2 + k, pk));
+        c3 = vfmaq_f32(c3, xv, vldrwq_z_f32(w3 + k, pk));
+      }
+      float s0 = hsum(c0), s1 = hsum(c1), s2 = hsum(c2), s3 = hsum(c3);
+      if (bias) { s0 += bias[n]; s1 += bias[n + 1]; s2 += bias[n + 2]; s3 += bias[n + 3]; }
+      o[n] = s0; o[n + 1] = s1; o[n + 2] = s2; o[n + 3] = s3;
+    }
+    for (; n < N; n++) {
+      const float *w0 = w + (ptrdiff_t)n * K;
+      float32x4_t c0 = vdupq_n_f32(0.0f);
+      int32_t k = 0;
+      for (; k < kfull; k += 4) c0 = vfmaq_f32(c0, vld1q_f32(x + k), vld1q_f32(w0 + k));
+      if (k < K) c0 = vfmaq_f32(c0, vldrwq_z_f32(x + k, pk), vldrwq_z_f32(w0 + k, pk));
+      float s = hsum(c0);
+      if (bias) s += bias[n];
+      o[n] = s;
+    }
+  }
+}
+#else
+static void linear_f32(float *o, const float *x, const float *w, const float *bias, int32_t M, int32_t K,
+                       int32_t N) {
+  for (int32_t m = 0; m < M; m++, x += K, o += N) {
+    int32_t n = 0;
+    /* 2 weight rows share each input load; 2 partial sums per row (independent adds) */
+    for (; n + 2 <= N; n += 2) {
+      const float *w0 = w + (ptrdiff_t)n * K, *w1 = w0 + K;
+      float p0 = 0.0f, p1 = 0.0f, q0 = 0.0f, q1 = 0.0f;
+      int32_t k = 0;
+      for (; k + 2 <= K; k += 2) {
+        const float x0 = x[k], x1 = x[k + 1];
+        p0 += x0 * w0[k]; p1 += x1 * w0[k + 1];
+        q0 += x0 * w1[k]; q1 += x1 * w1[k + 1];
+      }
+      if (k < K) { p0 += x[k] * w0[k]; q0 += x[k] * w1[k]; }
+      float s0 = p0 + p1, s1 = q0 + q1;
+      if (bias) { s0 += bias[n]; s1 += bias[n + 1]; }
+      o[n] = s0; o[n + 1] = s1;
+    }
+    if (n < N) {
+      const float *w0 = w + (ptrdiff_t)n * K;
+      float p0 = 0.0f, p1 = 0.0f;
+      int32_t k = 0;
+      for (; k + 2 <= K; k += 2) { p0 += x[k] * w0[k]; p1 += x[k + 1] * w0[k + 1]; }
+      if (k < K) p0 += x[k] * w0[k];
+      float s = p0 + p1;
+      if (bias) s += bias[n];
+      o[n] = s;
+    }
+  }
+}
+#endif
 
 /* linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out)
  * out[..., n] = sum_k in[..., k] * w[n, k] + bias[n] */
@@ -186,32 +435,17 @@ ET_OP("aten::linear.out", k_aten_linear_out) {
   if (!et_is_contiguous(out)) { ctx->err_detail = 3; return ET_ERR_UNSUPPORTED; }
   int32_t K = w->sizes[1], N = w->sizes[0];
   int32_t M = K ? (int32_t)(et_numel(in) / K) : (int32_t)(et_numel(out) / (N ? N : 1));
-  bool f32 = in->dtype == ET_FLOAT && w->dtype == ET_FLOAT && out->dtype == ET_FLOAT &&
-             (!bias || bias->dtype == ET_FLOAT);
-  for (int32_t m = 0; m < M; m++) {
-    for (int32_t n = 0; n < N; n++) {
-      float s;
-      if (f32) {
-        const float *x = (const float *)in->data + (ptrdiff_t)m * K;
-        const float *wr = (const float *)w->data + (ptrdiff_t)n * K;
-        /* 4 interleaved partial sums: vectorisable without reassociation flags */
-        float p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f;
-        int32_t k = 0;
-        for (; k + 4 <= K; k += 4) {
-          p0 += x[k] * wr[k]; p1 += x[k + 1] * wr[k + 1];
-          p2 += x[k + 2] * wr[k + 2]; p3 += x[k + 3] * wr[k + 3];
-        }
-        for (; k < K; k++) p0 += x[k] * wr[k];
-        s = (p0 + p1) + (p2 + p3);
-        if (bias) s += ((const float *)bias->data)[n];
-        ((float *)out->data)[(ptrdiff_t)m * N + n] = s;
-      } else {
-        s = 0.0f;
-        for (int32_t k = 0; k < K; k++) s += et_load_f(in, (int64_t)m * K + k) * et_load_f(w, (int64_t)n * K + k);
-        if (bias) s += et_load_f(bias, n);
-        et_store_f(out, (int64_t)m * N + n, s);
-      }
-    }
+  if (in->dtype == ET_FLOAT && w->dtype == ET_FLOAT && out->dtype == ET_FLOAT && (!bias || bias->dtype == ET_FLOAT)) {
+    linear_f32((float *)out->data, (const float *)in->data, (const float *)w->data,
+               bias ? (const float *)bias->data : NULL, M, K, N);
+    return ET_OK;
   }
+  for (int32_t m = 0; m < M; m++)
+    for (int32_t n = 0; n < N; n++) {
+      float s = 0.0f;
+      for (int32_t k = 0; k < K; k++) s += et_load_f(in, (int64_t)m * K + k) * et_load_f(w, (int64_t)n * K + k);
+      if (bias) s += et_load_f(bias, n);
+      et_store_f(out, (int64_t)m * N + n, s);
+    }
   return ET_OK;
 }
