@@ -96,6 +96,15 @@ class M(torch.nn.Module):
         return (self.fc(a), self.nb(a), torch.mm(a, b), torch.addmm(c, a, b, beta=0.5, alpha=2.0),
                 torch.bmm(d, d.transpose(1, 2)), torch.addmm(c[0], a, b))
 """, [((3, 6), F, "n"), ((6, 4), F, "n"), ((3, 4), F, "n"), ((2, 3, 5), F, "n")], False, None),
+    # every column-block shape of the Helium matmul (16-wide blocks, full and predicated vectors), odd K
+    "linalg_widths": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fcs = torch.nn.ModuleList(torch.nn.Linear(7, n) for n in (45, 22, 12, 11, 8, 4, 3, 1))
+    def forward(self, a, b):
+        return tuple(f(a) for f in self.fcs) + (torch.mm(b, a.t()), torch.addmm(self.fcs[0].bias, a, torch.cat([a.t()] * 15, 1)))
+""", [((3, 7), F, "n"), ((2, 7), F, "n")], False, None),
     "linear_preserved": ("portable", """
 class M(torch.nn.Module):
     def __init__(self):
@@ -432,3 +441,30 @@ def test_cross_compile_clean(target, tmp_path):
             assert not dbl, f"{target} {f} needs double helpers {dbl}"
             libm = [s for s in und if s in ("expf", "sqrtf", "logf", "exp", "sqrt", "floorf", "roundf", "lrintf")]
             assert not libm, f"{target} {f} calls libm {libm}"
+
+
+@pytest.mark.emu
+def test_cases_on_corstone300():
+    """All cases in one image on the Cortex-M55 (QEMU mps3-an547): the Helium paths only run there.
+    Outputs of each program's bundled case against the same references as on the host."""
+    from conftest import need_tool
+    from etdeploy import config
+    from support.boardrun import build_and_run
+    b = config.load_board("corstone300")
+    tc = config.board_toolchain(b, require=False)
+    if tc.locate() is None:
+        need_tool(tc.compiler(), tc.package)
+    need_tool(b.emulator.binary, b.emulator.package)
+    names = sorted(CASES)
+    dirs = [_export(n) for n in names]
+    doc = build_and_run("corstone300", ",".join(str(d / "m.bpte") for d in dirs), "rtol=1e-4", "atol=1e-4",
+                        timeout=1200)
+    assert doc.get("outputs"), f"no outputs: {doc.get('reason')}\n{doc['_stdout'][-2000:]}{doc['_stderr'][-2000:]}"
+    assert not doc.get("errors"), f"{doc.get('errors')}\n{doc['_stdout'][-2000:]}"
+    for pi, (name, d) in enumerate(zip(names, dirs)):
+        outs = [(o, a) for o, a in zip(doc["outputs"], doc["arrays"]) if o["program"] == pi and o["method"] == "forward"]
+        last = max(o.get("case", 0) or 0 for o, _ in outs) if outs else 0
+        ours = [a for o, a in sorted(((o, a) for o, a in outs if (o.get("case", 0) or 0) == last),
+                                     key=lambda oa: oa[0]["index"])]
+        z = np.load(d / "ref.npz")
+        _compare(ours, [z[f"arr_{i}"] for i in range(len(z.files))], f"corstone300/{name}", CASES[name][3])

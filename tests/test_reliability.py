@@ -267,3 +267,62 @@ def test_arena_too_big_for_every_region(tmp_path):
             bake.bake([MODELS / "cnn.pte"], small, tmp_path / "gen", {"arena_region": region} if region else {})
         _one_line_cause_and_remedy(e.value, "needs", "room", e.value.region)
         assert e.value.need > e.value.room
+
+
+# A program with a bounded dynamic first dim (n <= 8), bundled once with cases inside the bounds and
+# once with a case beyond them. Exported with the real executorch on first use, cached.
+DYN_SRC = r'''
+import sys, torch
+from torch.export import export, Dim
+from executorch.exir import to_edge_transform_and_lower
+from executorch.devtools import BundledProgram
+from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
+class M(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2
+m, out = M().eval(), sys.argv[1]
+ep = export(m, (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("n", min=1, max=8)}})
+prog = to_edge_transform_and_lower(ep).to_executorch()
+open(f"{out}/dyn.pte", "wb").write(prog.buffer)
+torch.manual_seed(0)
+for name, rows in (("dyn", (2, 8)), ("dyn_over", (12,))):
+    cases = [MethodTestCase(inputs=(x,), expected_outputs=(m(x),)) for x in (torch.randn(r, 3) for r in rows)]
+    data = serialize_from_bundled_program_to_flatbuffer(BundledProgram(prog, [MethodTestSuite("forward", cases)]))
+    open(f"{out}/{name}.bpte", "wb").write(data)
+'''
+
+
+@pytest.fixture(scope="module")
+def dynamic_programs():
+    import hashlib
+    d = CACHE / ("dyn-" + hashlib.sha256(DYN_SRC.encode()).hexdigest()[:12])
+    if not (d / "dyn_over.bpte").exists():
+        d.mkdir(parents=True, exist_ok=True)
+        p = subprocess.run([sys.executable, "-c", DYN_SRC, str(d)], capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+    return d
+
+
+@pytest.mark.unit
+def test_bundled_case_beyond_dynamic_bounds_fails_at_build(dynamic_programs, tmp_path):
+    board = config.load_board("mps2-an386")
+    bake.bake([dynamic_programs / "dyn.bpte"], board, tmp_path / "ok", {})    # inside the bounds: fine
+    with pytest.raises(errors.BadProgram) as e:
+        bake.bake([dynamic_programs / "dyn_over.bpte"], board, tmp_path / "gen", {})
+    _one_line_cause_and_remedy(e.value, "case 0 input 0", "[12, 3]", "upper bounds [8, 3]")
+
+
+@pytest.mark.build
+def test_dynamic_shapes_run_inside_bounds_and_inputs_beyond_are_refused(dynamic_programs):
+    import numpy as np
+    from support.hostrun import run_host
+    x = np.arange(-9, 9, dtype=np.float32).reshape(6, 3)
+    (out,) = run_host(dynamic_programs / "dyn.pte", inputs=[x])
+    assert out.shape == (6, 3) and np.array_equal(out, np.maximum(x, 0) * 2)
+    for bad, words in ((np.ones((9, 3), np.float32), "upper bounds [8, 3]"),
+                       (np.ones((2, 3), np.float64), "float64"), (np.ones((2, 3, 1), np.float32), "rank")):
+        with pytest.raises(errors.BadInputs) as e:
+            run_host(dynamic_programs / "dyn.pte", inputs=[bad])
+        _one_line_cause_and_remedy(e.value, words)
+        assert e.value.exit_code == 19

@@ -137,3 +137,8 @@ class RunMismatch(RunError):
 
 class EmulatorMissing(RunError):
     exit_code = 18
+
+
+class BadInputs(RunError):
+    """Inputs given for a run do not fit the program's planned input tensors."""
+    exit_code = 19

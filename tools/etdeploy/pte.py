@@ -261,5 +261,70 @@ def _read(path: Path, data: bytes) -> ProgramInfo:
         m = _method(plan, path)
         m.delegates = _delegates(root, plan, poff, seg_base, len(pdata))
         methods.append(m)
+    if bundled:
+        _check_cases(path, fbs.Reader(fbs.bundled_schema(), data).root(), methods)
     return ProgramInfo(path, data, poff, len(pdata), bundled, root.get("version") or 0, methods, segs,
                        const_bytes, cases)
+
+
+DYNAMISM = {0: "static", 1: "bounded", 2: "unbounded"}
+
+
+def _case_tensor_fits(want: TensorInfo, got: dict) -> str | None:
+    """Why a bundled input/output tensor does not fit the planned one, or None."""
+    sizes = tuple(got.get("sizes") or [])
+    st = got.get("scalar_type")
+    if st != want.dtype:
+        return f"dtype {DTYPES.get(st, (f'dtype{st}',))[0]}, the program plans {want.dtype_name}"
+    if len(sizes) != len(want.sizes):
+        return f"rank {len(sizes)} {list(sizes)}, the program plans rank {len(want.sizes)} {list(want.sizes)}"
+    if want.dynamism == 0 and sizes != want.sizes:
+        return f"sizes {list(sizes)}, the program's static sizes are {list(want.sizes)}"
+    over = [i for i, (g, w) in enumerate(zip(sizes, want.sizes)) if g > w]
+    if want.dynamism == 1 and over:
+        return (f"sizes {list(sizes)} exceed the planned upper bounds {list(want.sizes)} (dim {over[0]}); "
+                f"a larger bound needs a re-export (torch.export Dim(max=...))")
+    return None
+
+
+def _check_cases(path: Path, root: dict, methods: list[MethodInfo]) -> None:
+    """Bundled test cases must fit the planned tensors: the firmware would only say 'bad input'."""
+    by_name = {m.name: m for m in methods}
+    for s in root.get("method_test_suites") or []:
+        name = s.get("method_name") or ""
+        m = by_name.get(name)
+        if m is None:
+            raise BadProgram(f"{path}: test suite for method '{name}', which the program lacks "
+                             f"(has {', '.join(by_name)})")
+        for ci, tc in enumerate(s.get("test_cases") or []):
+            # Inputs only: expected outputs of 0-dim results are stored with sizes [1], and the
+            # runtime compares those by value.
+            for kind, given, planned in (("input", tc.get("inputs") or [], m.inputs),):
+                if len(given) != len(planned):
+                    raise BadProgram(f"{path}: {name} case {ci} has {len(given)} {kind}s, the method takes "
+                                     f"{len(planned)}: rebuild the .bpte from this program")
+                for i, (v, want) in enumerate(zip(given, planned)):
+                    if v.get("val_type") != "Tensor" or not isinstance(want, TensorInfo):
+                        continue
+                    why = _case_tensor_fits(want, v.get("val") or {})
+                    if why:
+                        raise BadProgram(f"{path}: {name} case {ci} {kind} {i}: {why}: rebuild the .bpte with "
+                                         f"cases that fit, or re-export the program for them")
+
+
+def input_mismatch(method: MethodInfo, arrays) -> str | None:
+    """Why these arrays cannot be a method's inputs (count, dtype, planned sizes), or None."""
+    from .link import dtype_code
+    if len(arrays) != len(method.inputs):
+        return f"{len(arrays)} inputs given, method '{method.name}' takes {len(method.inputs)}"
+    for i, (a, want) in enumerate(zip(arrays, method.inputs)):
+        if not isinstance(want, TensorInfo):
+            continue
+        try:
+            code = dtype_code(a)
+        except ValueError as err:
+            return f"input {i}: {err}"
+        why = _case_tensor_fits(want, {"sizes": list(a.shape), "scalar_type": code})
+        if why:
+            return f"method '{method.name}' input {i}: {why}: give inputs that fit"
+    return None

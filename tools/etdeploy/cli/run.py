@@ -5,10 +5,16 @@ import json
 from pathlib import Path
 
 HELP = "run a firmware image on its emulator, the host or an FVP, and judge the result"
+EXIT_CODES = """exit codes: 0 pass; 2 bad option or board; 3 toolchain missing; 4 program refused at bake; 5 build
+failed; 10 run error; 11 timeout; 12 fault; 13 out of memory; 14 missing operator;
+15 bad program; 16 link errors (frames lost or corrupted); 17 outputs differ from the expected ones;
+18 emulator missing or failing to start; 19 inputs do not fit the program's planned inputs"""
 
 
 def register(sub):
-    p = sub.add_parser("run", help=HELP, description=HELP)
+    import argparse
+    p = sub.add_parser("run", help=HELP, description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog=EXIT_CODES)
     p.add_argument("--board", required=True)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--pte", help="build this .pte/.bpte for the board first (comma-separated for several)")

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from .. import harness, results
-from ..errors import EmulatorMissing, RunError
-from ..pte import read_program
+from ..errors import BadInputs, EmulatorMissing, RunError
+from ..pte import input_mismatch, read_program
 from .process import AdbRunner, NativeRunner, QemuSemihostRunner, QemuUserRunner
 from .qemu import QemuSystemRunner
 
@@ -66,6 +66,18 @@ def symbolizer(elf: Path):
     return lookup
 
 
+def _check_inputs(programs, inputs) -> None:
+    """Before the target starts: the firmware would only answer 'bad input'."""
+    if not inputs or not programs:
+        return
+    for mi, arrays in enumerate(inputs):
+        if arrays is None or mi >= len(programs[0].methods):
+            continue
+        why = input_mismatch(programs[0].methods[mi], list(arrays))
+        if why:
+            raise BadInputs(f"{programs[0].path.name}: {why}")
+
+
 def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run: bool = False, log=print,
         programs=None, runner: str | None = None, icount: bool = False):
     elf = Path(elf)
@@ -80,6 +92,7 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
     if not elf.exists():
         raise RunError(f"no image at {elf}: build it first (scons board={board.name} pte=...)")
     programs = programs if programs is not None else _baked_programs(elf)
+    _check_inputs(programs, inputs)
     sess = r.start(str(elf), icount=icount)
     try:
         def order(mi, i):
