@@ -30,69 +30,78 @@
 /* o[m, n] = init[m, n] + sum_k a[m*ar + k] * b[k*br + n]   (0 <= m < M, 0 <= n < N)
  * o rows at o + m*ors with unit column stride; init is bias[m*bsr + n] (bsr 0: one row for all) or 0. */
 #if LINALG_MVE
-/* One row segment of nv (1..4) vectors; with tail, the last vector holds only the lanes of pl and
- * its loads/stores are predicated (nothing past the segment is touched). */
-static ALWAYS_INLINE void seg_mve(float *o, const float *a, const float *b, ptrdiff_t br,
-                                  const float *bias, int32_t K, const int nv, const bool tail,
-                                  mve_pred16_t pl) {
-  float32x4_t c0, c1, c2, c3;
+/* The K loop of a row segment is inline assembly: GCC 12 hoists the loads of an unrolled intrinsics
+ * loop and spills, and post-increments through extra copies of the pointer. Here each k costs, per
+ * vector of 4 columns, one load and one FMA by the scalar a[k], plus one pointer step; a[k] pairs
+ * come in with one LDRD and the loop is a low-overhead loop (WLS/LE). One template serves every
+ * shape: nv (1..4) vectors, lt = index of the predicated last vector (4 = none); the assembler's
+ * .if keeps only the instructions of the shape. */
+#define MM_VSTEP(j, t, off, ra)                                                         \
+  ".if %c[nv] > " #j "\n\t"                                                            \
+  ".if %c[lt] == " #j "\n\tvpst\n\tvldrwt.u32 %q[" t "], [%[pb], #" off "]\n\t"        \
+  ".else\n\tvldrw.u32 %q[" t "], [%[pb], #" off "]\n\t.endif\n\t"                      \
+  "vfma.f32 %q[c" #j "], %q[" t "], %[" ra "]\n\t"                                      \
+  ".endif\n\t"
+#define MM_KSTEP(ra)                                                                   \
+  MM_VSTEP(0, "t0", "0", ra) MM_VSTEP(1, "t1", "16", ra) MM_VSTEP(2, "t0", "32", ra)  \
+  MM_VSTEP(3, "t1", "48", ra) "add %[pb], %[pb], %[br]\n\t"
+#define MM_OPERANDS                                                                    \
+  : [c0] "+w"(c0), [c1] "+w"(c1), [c2] "+w"(c2), [c3] "+w"(c3), [t0] "=&w"(t0), [t1] "=&w"(t1), \
+    [pa] "+r"(a), [pb] "+r"(b), [lc] "+r"(lc), [a0] "=&r"(a0), [a1] "=&r"(a1)        \
+  : [br] "r"(brb), [ln] "r"(lanes), [nv] "i"(nv), [lt] "i"(lt)                        \
+  : "memory", "p0"
+
+/* One row segment: o[0, 4*nv) = init + sum_k a[k] * b[k*br + (0, 4*nv)). With lt < 4 the last
+ * vector holds only the lanes of pl: its loads and store are predicated, nothing past it is touched. */
+static ALWAYS_INLINE void seg_mve(float *o, const float *a, const float *b, ptrdiff_t br, const float *bias,
+                                  int32_t K, const int nv, const int lt, uint32_t lanes) {
+  const mve_pred16_t pl = vctp32q(lanes);
+  float32x4_t c0, c1, c2, c3, t0, t1;
   c0 = c1 = c2 = c3 = vdupq_n_f32(0.0f);
-#define LAST_LD(p) (tail ? vldrwq_z_f32((p), pl) : vld1q_f32(p))
   if (bias) {
-    if (nv == 1) c0 = LAST_LD(bias);
-    else c0 = vld1q_f32(bias);
-    if (nv == 2) c1 = LAST_LD(bias + 4);
-    else if (nv > 2) c1 = vld1q_f32(bias + 4);
-    if (nv == 3) c2 = LAST_LD(bias + 8);
-    else if (nv > 3) c2 = vld1q_f32(bias + 8);
-    if (nv == 4) c3 = LAST_LD(bias + 12);
+    c0 = lt == 0 ? vldrwq_z_f32(bias, pl) : vld1q_f32(bias);
+    if (nv > 1) c1 = lt == 1 ? vldrwq_z_f32(bias + 4, pl) : vld1q_f32(bias + 4);
+    if (nv > 2) c2 = lt == 2 ? vldrwq_z_f32(bias + 8, pl) : vld1q_f32(bias + 8);
+    if (nv > 3) c3 = lt == 3 ? vldrwq_z_f32(bias + 12, pl) : vld1q_f32(bias + 12);
   }
-  /* one k step: acc += a_k * b row segment (the order of k is kept: same rounding as a plain loop) */
-#define STEP(bp, av)                                                        \
-  do {                                                                      \
-    c0 = vfmaq_n_f32(c0, nv == 1 ? LAST_LD(bp) : vld1q_f32(bp), (av));      \
-    if (nv > 1) c1 = vfmaq_n_f32(c1, nv == 2 ? LAST_LD((bp) + 4) : vld1q_f32((bp) + 4), (av)); \
-    if (nv > 2) c2 = vfmaq_n_f32(c2, nv == 3 ? LAST_LD((bp) + 8) : vld1q_f32((bp) + 8), (av)); \
-    if (nv > 3) c3 = vfmaq_n_f32(c3, LAST_LD((bp) + 12), (av));             \
-  } while (0)
-  /* two k per iteration from two row pointers: loads use immediate offsets, loop overhead halves */
-  const float *b1 = b + br;
-  const ptrdiff_t br2 = 2 * br;
-  int32_t k = 0;
-  for (; k + 2 <= K; k += 2, b += br2, b1 += br2) {
-    const float a0 = a[k], a1 = a[k + 1];
-    STEP(b, a0);
-    STEP(b1, a1);
-  }
-  if (k < K) {
-    const float a0 = a[k];
-    STEP(b, a0);
-  }
-#undef STEP
-#undef LAST_LD
-#define ST(p, v, last) do { if ((last) && tail) vstrwq_p_f32((p), (v), pl); else vst1q_f32((p), (v)); } while (0)
-  ST(o, c0, nv == 1);
-  if (nv > 1) ST(o + 4, c1, nv == 2);
-  if (nv > 2) ST(o + 8, c2, nv == 3);
-  if (nv > 3) ST(o + 12, c3, nv == 4);
-#undef ST
+  const int32_t brb = (int32_t)(br * (ptrdiff_t)sizeof(float));
+  uint32_t a0, a1;
+  register int32_t lc __asm__("lr") = K >> 1;  /* k pairs: the loop counter of WLS/LE */
+  __asm__ volatile(".if %c[lt] < 4\n\tvctp.32 %[ln]\n\t.endif\n\t"  /* VPR: the last vector's lanes */
+                   "wls lr, lr, 2f\n"
+                   "1:\n\t"
+                   "ldrd %[a0], %[a1], [%[pa]], #8\n\t"
+                   MM_KSTEP("a0") MM_KSTEP("a1")
+                   "le lr, 1b\n"
+                   "2:\n\t"
+                   MM_OPERANDS);
+  if (K & 1)
+    __asm__ volatile(".if %c[lt] < 4\n\tvctp.32 %[ln]\n\t.endif\n\t"
+                     "ldr %[a0], [%[pa]]\n\t" MM_KSTEP("a0") MM_OPERANDS);
+  if (lt == 0) vstrwq_p_f32(o, c0, pl); else vst1q_f32(o, c0);
+  if (nv > 1) { if (lt == 1) vstrwq_p_f32(o + 4, c1, pl); else vst1q_f32(o + 4, c1); }
+  if (nv > 2) { if (lt == 2) vstrwq_p_f32(o + 8, c2, pl); else vst1q_f32(o + 8, c2); }
+  if (nv > 3) { if (lt == 3) vstrwq_p_f32(o + 12, c3, pl); else vst1q_f32(o + 12, c3); }
 }
+#undef MM_OPERANDS
+#undef MM_KSTEP
+#undef MM_VSTEP
 
 static void gemm_f32(float *o, ptrdiff_t ors, const float *a, ptrdiff_t ar, const float *b,
                      ptrdiff_t br, const float *bias, ptrdiff_t bsr, int32_t M, int32_t K, int32_t N) {
   const int32_t nfull = N & ~15, r = N & 15;
-  const mve_pred16_t pl = vctp32q((uint32_t)(((r - 1) & 3) + 1));  /* lanes of the last tail vector */
+  const uint32_t lanes = (uint32_t)(((r - 1) & 3) + 1);  /* of the last tail vector */
   for (int32_t m = 0; m < M; m++, o += ors, a += ar) {
     const float *bi = bias ? bias + (ptrdiff_t)m * bsr : NULL;
     int32_t n = 0;
-    for (; n < nfull; n += 16) seg_mve(o + n, a, b + n, br, bi ? bi + n : NULL, K, 4, false, 0);
+    for (; n < nfull; n += 16) seg_mve(o + n, a, b + n, br, bi ? bi + n : NULL, K, 4, 4, 4);
     if (r) {
       const float *bt = bi ? bi + n : NULL;
       switch ((r + 3) >> 2) {
-        case 1: seg_mve(o + n, a, b + n, br, bt, K, 1, true, pl); break;
-        case 2: seg_mve(o + n, a, b + n, br, bt, K, 2, true, pl); break;
-        case 3: seg_mve(o + n, a, b + n, br, bt, K, 3, true, pl); break;
-        default: seg_mve(o + n, a, b + n, br, bt, K, 4, true, pl); break;
+        case 1: seg_mve(o + n, a, b + n, br, bt, K, 1, 0, lanes); break;
+        case 2: seg_mve(o + n, a, b + n, br, bt, K, 2, 1, lanes); break;
+        case 3: seg_mve(o + n, a, b + n, br, bt, K, 3, 2, lanes); break;
+        default: seg_mve(o + n, a, b + n, br, bt, K, 4, 3, lanes); break;
       }
     }
   }
