@@ -87,37 +87,70 @@ static ALWAYS_INLINE void seg_mve(float *o, const float *a, const float *b, ptrd
 #undef MM_KSTEP
 #undef MM_VSTEP
 
-static void gemm_f32(float *o, ptrdiff_t ors, const float *a, ptrdiff_t ar, const float *b,
-                     ptrdiff_t br, const float *bias, ptrdiff_t bsr, int32_t M, int32_t K, int32_t N) {
+/* One out-of-line copy per shape: each keeps its setup to what its shape needs (inlined into the
+ * row loop, GCC hoists the setup of every shape ahead of the loop: a third of a small layer). */
+typedef void (*seg_fn)(float *o, const float *a, const float *b, ptrdiff_t br, const float *bias, int32_t K,
+                       uint32_t lanes);
+#define MM_SEG(name, nv, lt)                                                                           \
+  static __attribute__((noinline)) void name(float *o, const float *a, const float *b, ptrdiff_t br,  \
+                                             const float *bias, int32_t K, uint32_t lanes) {          \
+    seg_mve(o, a, b, br, bias, K, nv, lt, lanes);                                                      \
+  }
+MM_SEG(seg_16, 4, 4)
+MM_SEG(seg_tail4, 1, 0)
+MM_SEG(seg_tail8, 2, 1)
+MM_SEG(seg_tail12, 3, 2)
+MM_SEG(seg_tail16, 4, 3)
+#undef MM_SEG
+
+static ALWAYS_INLINE void gemm_f32(float *o, ptrdiff_t ors, const float *a, ptrdiff_t ar, const float *b,
+                                   ptrdiff_t br, const float *bias, ptrdiff_t bsr, int32_t M, int32_t K, int32_t N) {
+  static const seg_fn tails[4] = {seg_tail4, seg_tail8, seg_tail12, seg_tail16};
   const int32_t nfull = N & ~15, r = N & 15;
+  const seg_fn tail = r ? tails[(r - 1) >> 2] : NULL;
   const uint32_t lanes = (uint32_t)(((r - 1) & 3) + 1);  /* of the last tail vector */
   for (int32_t m = 0; m < M; m++, o += ors, a += ar) {
     const float *bi = bias ? bias + (ptrdiff_t)m * bsr : NULL;
     int32_t n = 0;
-    for (; n < nfull; n += 16) seg_mve(o + n, a, b + n, br, bi ? bi + n : NULL, K, 4, 4, 4);
-    if (r) {
-      const float *bt = bi ? bi + n : NULL;
-      switch ((r + 3) >> 2) {
-        case 1: seg_mve(o + n, a, b + n, br, bt, K, 1, 0, lanes); break;
-        case 2: seg_mve(o + n, a, b + n, br, bt, K, 2, 1, lanes); break;
-        case 3: seg_mve(o + n, a, b + n, br, bt, K, 3, 2, lanes); break;
-        default: seg_mve(o + n, a, b + n, br, bt, K, 4, 3, lanes); break;
-      }
-    }
+    for (; n < nfull; n += 16) seg_16(o + n, a, b + n, br, bi ? bi + n : NULL, K, 4);
+    if (tail) tail(o + n, a, b + n, br, bi ? bi + n : NULL, K, lanes);
   }
 }
 #else
-/* Portable: nc (1..8) columns in scalar accumulators (registers on an FPU; several per vector
- * register where the compiler vectorises). */
+/* Portable: nc (1..8) columns in scalar accumulators (FPU registers; written out one by one since
+ * -O2 does not unroll a loop over them, and an array would live in memory). */
 static ALWAYS_INLINE void seg_c(float *o, const float *a, const float *b, ptrdiff_t br,
                                 const float *bias, int32_t K, const int nc) {
-  float c[8];
-  for (int j = 0; j < nc; j++) c[j] = bias ? bias[j] : 0.0f;
+  float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, c4 = 0.0f, c5 = 0.0f, c6 = 0.0f, c7 = 0.0f;
+  if (bias) {
+    c0 = bias[0];
+    if (nc > 1) c1 = bias[1];
+    if (nc > 2) c2 = bias[2];
+    if (nc > 3) c3 = bias[3];
+    if (nc > 4) c4 = bias[4];
+    if (nc > 5) c5 = bias[5];
+    if (nc > 6) c6 = bias[6];
+    if (nc > 7) c7 = bias[7];
+  }
   for (int32_t k = 0; k < K; k++, b += br) {
     const float av = a[k];
-    for (int j = 0; j < nc; j++) c[j] += av * b[j];
+    c0 += av * b[0];
+    if (nc > 1) c1 += av * b[1];
+    if (nc > 2) c2 += av * b[2];
+    if (nc > 3) c3 += av * b[3];
+    if (nc > 4) c4 += av * b[4];
+    if (nc > 5) c5 += av * b[5];
+    if (nc > 6) c6 += av * b[6];
+    if (nc > 7) c7 += av * b[7];
   }
-  for (int j = 0; j < nc; j++) o[j] = c[j];
+  o[0] = c0;
+  if (nc > 1) o[1] = c1;
+  if (nc > 2) o[2] = c2;
+  if (nc > 3) o[3] = c3;
+  if (nc > 4) o[4] = c4;
+  if (nc > 5) o[5] = c5;
+  if (nc > 6) o[6] = c6;
+  if (nc > 7) o[7] = c7;
 }
 
 static void gemm_f32(float *o, ptrdiff_t ors, const float *a, ptrdiff_t ar, const float *b,
@@ -163,11 +196,15 @@ static inline et_tensor *tensor_of(const et_value *v) { return et_is_tensor(v) ?
 /* Bound float32 tensor of rank nd in row-major layout: what the fast paths take as is. Inline
  * (nd is a constant): on small layers these tests cost as much as the product. */
 static ALWAYS_INLINE bool plain_f32(const et_tensor *t, const uint32_t nd) {
-  if (!t || t->dtype != ET_FLOAT || t->ndim != nd || !t->data) return false;
+  /* dtype and ndim are adjacent bytes, and so are the first dim_order entries: the compiler merges
+   * each pair of tests into one halfword compare */
+  if (!t || (t->dtype | (uint32_t)t->ndim << 8) != (ET_FLOAT | nd << 8) || !t->data) return false;
   const uint8_t *d = t->dim_order;
-  if (d)
-    for (uint32_t i = 0; i < nd; i++)
-      if (d[i] != i) return false;
+  if (!d) return true;
+  if (nd == 1) return d[0] == 0;
+  if (nd == 2) return (d[0] | (uint32_t)d[1] << 8) == 0x100u;
+  for (uint32_t i = 0; i < nd; i++)
+    if (d[i] != i) return false;
   return true;
 }
 
@@ -310,24 +347,10 @@ static et_status add_bias(et_kctx *ctx, et_tensor *out, const et_tensor *bias, f
 }
 
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) */
-ET_OP("aten::addmm.out", k_aten_addmm_out) {
-  ET_CHECK_ARGS(6);
-  et_tensor *bias = tensor_of(args[0]), *a = tensor_of(args[1]), *b = tensor_of(args[2]), *out = tensor_of(args[5]);
-  /* Fast path (linear layers): beta = alpha = 1, bias a float32 row [N] / [1, N] or matrix [M, N],
-   * fused as the accumulators' start. Anything else takes the general path below. */
-  if (mm_fast(a, b, out, 2) && bias && is_one(args[3]) && is_one(args[4]) &&
-      (plain_f32(bias, 1) || plain_f32(bias, 2))) {
-    const int32_t M = a->sizes[0], K = a->sizes[1], N = b->sizes[1];
-    ptrdiff_t bsr = -1;
-    if (bias->ndim == 1 && bias->sizes[0] == N) bsr = 0;
-    else if (bias->ndim == 2 && bias->sizes[1] == N && (bias->sizes[0] == 1 || bias->sizes[0] == M))
-      bsr = bias->sizes[0] == 1 ? 0 : N;
-    if (bsr >= 0) {
-      gemm_f32((float *)out->data, N, (const float *)a->data, K, (const float *)b->data, N,
-               (const float *)bias->data, bsr, M, K, N);
-      return ET_OK;
-    }
-  }
+/* The general path: any float dtypes, layouts, bias shapes and beta/alpha; reports bad arguments.
+ * Out of line so that the fast path's frame stays small. */
+static __attribute__((noinline)) et_status addmm_general(et_kctx *ctx, et_value *const *args) {
+  et_tensor *bias, *a, *b, *out;
   et_status st;
   if ((st = et_arg_tensor(ctx, args, 0, &bias)) || (st = et_arg_tensor(ctx, args, 1, &a)) ||
       (st = et_arg_tensor(ctx, args, 2, &b)) || (st = et_arg_tensor(ctx, args, 5, &out))) return st;
@@ -338,6 +361,27 @@ ET_OP("aten::addmm.out", k_aten_addmm_out) {
   if ((st = et_resize(out, 2, os)) != ET_OK) { ctx->err_detail = 5; return st; }
   matmul(out, a, b, 1, a->sizes[0], a->sizes[1], b->sizes[1]);
   return add_bias(ctx, out, bias, beta, alpha, 0);
+}
+
+ET_OP("aten::addmm.out", k_aten_addmm_out) {
+  ET_CHECK_ARGS(6);
+  const et_tensor *bias = tensor_of(args[0]), *a = tensor_of(args[1]), *b = tensor_of(args[2]);
+  const et_tensor *out = tensor_of(args[5]);
+  /* Fast path (linear layers): beta = alpha = 1, bias a float32 row [N] / [1, N] or matrix [M, N],
+   * fused as the accumulators' start. */
+  if (mm_fast(a, b, out, 2) && is_one(args[3]) && is_one(args[4]) && (plain_f32(bias, 1) || plain_f32(bias, 2))) {
+    const int32_t M = a->sizes[0], K = a->sizes[1], N = b->sizes[1];
+    const int32_t b0 = bias->sizes[0];
+    ptrdiff_t bsr = -1;
+    if (bias->ndim == 1) { if (b0 == N) bsr = 0; }
+    else if (bias->sizes[1] == N && (b0 == 1 || b0 == M)) bsr = b0 == 1 ? 0 : N;
+    if (bsr >= 0) {
+      gemm_f32((float *)out->data, N, (const float *)a->data, K, (const float *)b->data, N,
+               (const float *)bias->data, bsr, M, K, N);
+      return ET_OK;
+    }
+  }
+  return addmm_general(ctx, args);
 }
 
 /* ---------------- linear ---------------- */
