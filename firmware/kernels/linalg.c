@@ -401,22 +401,22 @@ static void linear_f32(float *o, const float *x, const float *w, const float *bi
     int32_t n = 0;
     /* 4 weight rows at a time share each input vector */
     for (; n + 4 <= N; n += 4) {
-      const float *w0 = w + (ptrdiff_t)n * K, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
+      const float *w0 = w + (ptrdiff_t)n * K, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K, *xp = x;
       float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
-      int32_t k = 0;
-      for (; k < kfull; k += 4) {
-        const float32x4_t xv = vld1q_f32(x + k);
-        c0 = vfmaq_f32(c0, xv, vld1q_f32(w0 + k));
-        c1 = vfmaq_f32(c1, xv, vld1q_f32(w1 + k));
-        c2 = vfmaq_f32(c2, xv, vld1q_f32(w2 + k));
-        c3 = vfmaq_f32(c3, xv, vld1q_f32(w3 + k));
+      /* pointers stepped by 4: post-incremented loads, no address arithmetic in the loop */
+      for (int32_t k = 0; k < kfull; k += 4, xp += 4, w0 += 4, w1 += 4, w2 += 4, w3 += 4) {
+        const float32x4_t xv = vld1q_f32(xp);
+        c0 = vfmaq_f32(c0, xv, vld1q_f32(w0));
+        c1 = vfmaq_f32(c1, xv, vld1q_f32(w1));
+        c2 = vfmaq_f32(c2, xv, vld1q_f32(w2));
+        c3 = vfmaq_f32(c3, xv, vld1q_f32(w3));
       }
-      if (k < K) {  /* inactive lanes load as 0 in both operands: they add 0 */
-        const float32x4_t xv = vldrwq_z_f32(x + k, pk);
-        c0 = vfmaq_f32(c0, xv, vldrwq_z_f32(w0 + k, pk));
-        c1 = vfmaq_f32(c1, xv, vldrwq_z_f32(w1 + k, pk));
-        c2 = vfmaq_f32(c2, xv, vldrwq_z_f32(w2 + k, pk));
-        c3 = vfmaq_f32(c3, xv, vldrwq_z_f32(w3 + k, pk));
+      if (kfull < K) {  /* inactive lanes load as 0 in both operands: they add 0 */
+        const float32x4_t xv = vldrwq_z_f32(xp, pk);
+        c0 = vfmaq_f32(c0, xv, vldrwq_z_f32(w0, pk));
+        c1 = vfmaq_f32(c1, xv, vldrwq_z_f32(w1, pk));
+        c2 = vfmaq_f32(c2, xv, vldrwq_z_f32(w2, pk));
+        c3 = vfmaq_f32(c3, xv, vldrwq_z_f32(w3, pk));
       }
       float s0 = hsum(c0), s1 = hsum(c1), s2 = hsum(c2), s3 = hsum(c3);
       if (bias) { s0 += bias[n]; s1 += bias[n + 1]; s2 += bias[n + 2]; s3 += bias[n + 3]; }
