@@ -73,6 +73,19 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x) * 1.0
 """, [((1, 3, 6, 5), F, "cl")], False, None),
+    # the Helium conv path: unit column stride/dilation; chunks of 16 columns (widths 37, 7, 3), 3x3
+    # (hand-scheduled) and other kernels, row stride and dilation, several input channels, batch 2
+    "conv_mve_widths": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(2, 3, 3, padding=1)
+        self.b = torch.nn.Conv2d(2, 2, (1, 3), stride=(2, 1), padding=(0, 2))
+        self.c = torch.nn.Conv2d(2, 2, 5, padding=2, dilation=(2, 1))
+        self.d = torch.nn.Conv2d(2, 4, 3, groups=2)
+    def forward(self, x, y):
+        return self.a(x), self.b(x), self.a(y), self.c(y), self.d(y[:, :, :, :5])
+""", [((2, 2, 5, 37), F, "n"), ((1, 2, 9, 7), F, "n")], False, None),
     "cnn_wide": ("portable", """
 class M(torch.nn.Module):
     def __init__(self):
