@@ -265,6 +265,27 @@ class M(torch.nn.Module):
         y = self.c(x)
         return F.pad(y, (1, 2, 0, 1)), F.avg_pool2d(y, 3, 2, 1), F.max_pool2d(y, 2)
 """, [((1, 4, 8, 8), F, "cl")], True, None),
+    # linalg fast paths: addmm with a [M, N] bias, a [M, 1] bias, alpha/beta != 1 on the fused
+    # shapes, batch-1 rows of 1..17 columns with K 1 and odd K, bmm with column tails
+    "linalg_addmm_bias": ("portable", """
+class M(torch.nn.Module):
+    def forward(self, a, b, c, d, x, w):
+        return (torch.addmm(c, a, b), torch.addmm(c[:, :1], a, b), torch.addmm(c[0], a, b, alpha=0.5),
+                torch.addmm(c, a, b, beta=2.0), torch.addmm(c[0], a, b, beta=0.0), torch.bmm(d, d.transpose(1, 2)[:, :, :5]),
+                torch.addmm(w[0, :17], x[:, :1], w[:1, :17]), torch.addmm(w[1, :5], x, w[:, :5]),
+                torch.addmm(w[2], x, w), torch.mm(x, w[:, :13]))
+""", [((5, 9), F, "n"), ((9, 19), F, "n"), ((5, 19), F, "n"), ((2, 7, 11), F, "n"), ((1, 31), F, "n"),
+      ((31, 17), F, "n")], False, None),
+    # linear.out (preserved): K below, at and past a vector (tails 1..3), N not a multiple of 4, 1-d input
+    "linalg_linear_shapes": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fcs = torch.nn.ModuleList(torch.nn.Linear(k, n, bias=(k % 2 == 1)) for k, n in
+                                       ((1, 3), (3, 5), (4, 4), (5, 7), (6, 9), (16, 2), (19, 13)))
+    def forward(self, x, v):
+        return tuple(f(x[..., :f.in_features]) for f in self.fcs[:6]) + (self.fcs[6](x), self.fcs[6](v))
+""", [((2, 3, 19), F, "n"), ((19,), F, "n")], False, {"preserve_ops": ["aten.linear.default"]}),
 }
 
 HEADER = "import torch\nimport torch.nn.functional as F\n"

@@ -1,93 +1,186 @@
 /* Matrix products: addmm, mm, bmm, linear (float32 fast paths, any float dtype slow path).
- * Inner loops are contiguous AXPY rows (out[m, :] += a[m, k] * b[k, :]) so they vectorise. */
+ *
+ * float32 product core (gemm_f32): one output row at a time, in column blocks whose accumulators stay
+ * in registers across the whole K loop (Helium: up to 4 Q registers = 16 columns; portable C: 8
+ * scalars), started from the bias row when the bias is fused. Each output element is thus read and
+ * written once, and b's rows are streamed contiguously.
+ * linear.out (weight [N, K]) is dot products over K: several weight rows share each input load.
+ * The common cases (float32, natural layout, beta = alpha = 1) are recognised with a few inline tests
+ * first, since the checks and strides of the general path cost as much as the product for small
+ * layers (a 32 -> 10 linear is only 320 MACs). */
 #include "et_kernel.h"
 #include "kernel_util.h"
 #include "etmath.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#define LINALG_MVE 1
 #include <arm_mve.h>
-/* y[i] += a * x[i] with Helium (4 lanes, tail predicated) */
-static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
-  int32_t i = 0;
-  for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vld1q_f32(x + i), a));
-  if (i < n) {
-    mve_pred16_t p = vctp32q((uint32_t)(n - i));
-    vst1q_p_f32(y + i, vfmaq_n_f32(vld1q_z_f32(y + i, p), vld1q_z_f32(x + i, p), a), p);
+#else
+#define LINALG_MVE 0
+#endif
+
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* ---------------- float32 product core ---------------- */
+
+/* o[m, n] = init[m, n] + sum_k a[m*ar + k] * b[k*br + n]   (0 <= m < M, 0 <= n < N)
+ * o rows at o + m*ors with unit column stride; init is bias[m*bsr + n] (bsr 0: one row for all) or 0. */
+#if LINALG_MVE
+/* The K loop of a row segment is inline assembly: GCC 12 hoists the loads of an unrolled intrinsics
+ * loop and spills, and post-increments through extra copies of the pointer. Here each k costs, per
+ * vector of 4 columns, one load and one FMA by the scalar a[k], plus one pointer step; a[k] pairs
+ * come in with one LDRD and the loop is a low-overhead loop (WLS/LE). One template serves every
+ * shape: nv (1..4) vectors, lt = index of the predicated last vector (4 = none); the assembler's
+ * .if keeps only the instructions of the shape. */
+#define MM_VSTEP(j, t, off, ra)                                                         \
+  ".if %c[nv] > " #j "\n\t"                                                            \
+  ".if %c[lt] == " #j "\n\tvpst\n\tvldrwt.u32 %q[" t "], [%[pb], #" off "]\n\t"        \
+  ".else\n\tvldrw.u32 %q[" t "], [%[pb], #" off "]\n\t.endif\n\t"                      \
+  "vfma.f32 %q[c" #j "], %q[" t "], %[" ra "]\n\t"                                      \
+  ".endif\n\t"
+#define MM_KSTEP(ra)                                                                   \
+  MM_VSTEP(0, "t0", "0", ra) MM_VSTEP(1, "t1", "16", ra) MM_VSTEP(2, "t0", "32", ra)  \
+  MM_VSTEP(3, "t1", "48", ra) "add %[pb], %[pb], %[br]\n\t"
+#define MM_OPERANDS                                                                    \
+  : [c0] "+w"(c0), [c1] "+w"(c1), [c2] "+w"(c2), [c3] "+w"(c3), [t0] "=&w"(t0), [t1] "=&w"(t1), \
+    [pa] "+r"(a), [pb] "+r"(b), [lc] "+r"(lc), [a0] "=&r"(a0), [a1] "=&r"(a1)        \
+  : [br] "r"(brb), [ln] "r"(lanes), [nv] "i"(nv), [lt] "i"(lt)                        \
+  : "memory", "p0"
+
+/* One row segment: o[0, 4*nv) = init + sum_k a[k] * b[k*br + (0, 4*nv)). With lt < 4 the last
+ * vector holds only the lanes of pl: its loads and store are predicated, nothing past it is touched. */
+static ALWAYS_INLINE void seg_mve(float *o, const float *a, const float *b, ptrdiff_t br, const float *bias,
+                                  int32_t K, const int nv, const int lt, uint32_t lanes) {
+  const mve_pred16_t pl = vctp32q(lanes);
+  float32x4_t c0, c1, c2, c3, t0, t1;
+  c0 = c1 = c2 = c3 = vdupq_n_f32(0.0f);
+  if (bias) {
+    c0 = lt == 0 ? vldrwq_z_f32(bias, pl) : vld1q_f32(bias);
+    if (nv > 1) c1 = lt == 1 ? vldrwq_z_f32(bias + 4, pl) : vld1q_f32(bias + 4);
+    if (nv > 2) c2 = lt == 2 ? vldrwq_z_f32(bias + 8, pl) : vld1q_f32(bias + 8);
+    if (nv > 3) c3 = lt == 3 ? vldrwq_z_f32(bias + 12, pl) : vld1q_f32(bias + 12);
   }
+  const int32_t brb = (int32_t)(br * (ptrdiff_t)sizeof(float));
+  uint32_t a0, a1;
+  register int32_t lc __asm__("lr") = K >> 1;  /* k pairs: the loop counter of WLS/LE */
+  __asm__ volatile(".if %c[lt] < 4\n\tvctp.32 %[ln]\n\t.endif\n\t"  /* VPR: the last vector's lanes */
+                   "wls lr, lr, 2f\n"
+                   "1:\n\t"
+                   "ldrd %[a0], %[a1], [%[pa]], #8\n\t"
+                   MM_KSTEP("a0") MM_KSTEP("a1")
+                   "le lr, 1b\n"
+                   "2:\n\t"
+                   MM_OPERANDS);
+  if (K & 1)
+    __asm__ volatile(".if %c[lt] < 4\n\tvctp.32 %[ln]\n\t.endif\n\t"
+                     "ldr %[a0], [%[pa]]\n\t" MM_KSTEP("a0") MM_OPERANDS);
+  if (lt == 0) vstrwq_p_f32(o, c0, pl); else vst1q_f32(o, c0);
+  if (nv > 1) { if (lt == 1) vstrwq_p_f32(o + 4, c1, pl); else vst1q_f32(o + 4, c1); }
+  if (nv > 2) { if (lt == 2) vstrwq_p_f32(o + 8, c2, pl); else vst1q_f32(o + 8, c2); }
+  if (nv > 3) { if (lt == 3) vstrwq_p_f32(o + 12, c3, pl); else vst1q_f32(o + 12, c3); }
+}
+#undef MM_OPERANDS
+#undef MM_KSTEP
+#undef MM_VSTEP
+
+/* One out-of-line copy per shape: each keeps its setup to what its shape needs (inlined into the
+ * row loop, GCC hoists the setup of every shape ahead of the loop: a third of a small layer). */
+typedef void (*seg_fn)(float *o, const float *a, const float *b, ptrdiff_t br, const float *bias, int32_t K,
+                       uint32_t lanes);
+#define MM_SEG(name, nv, lt)                                                                           \
+  static __attribute__((noinline)) void name(float *o, const float *a, const float *b, ptrdiff_t br,  \
+                                             const float *bias, int32_t K, uint32_t lanes) {          \
+    seg_mve(o, a, b, br, bias, K, nv, lt, lanes);                                                      \
+  }
+MM_SEG(seg_16, 4, 4)
+MM_SEG(seg_tail4, 1, 0)
+MM_SEG(seg_tail8, 2, 1)
+MM_SEG(seg_tail12, 3, 2)
+MM_SEG(seg_tail16, 4, 3)
+#undef MM_SEG
+
+static ALWAYS_INLINE void gemm_f32(float *o, ptrdiff_t ors, const float *a, ptrdiff_t ar, const float *b,
+                                   ptrdiff_t br, const float *bias, ptrdiff_t bsr, int32_t M, int32_t K, int32_t N) {
+  static const seg_fn tails[4] = {seg_tail4, seg_tail8, seg_tail12, seg_tail16};
+  const int32_t nfull = N & ~15, r = N & 15;
+  const seg_fn tail = r ? tails[(r - 1) >> 2] : NULL;
+  const uint32_t lanes = (uint32_t)(((r - 1) & 3) + 1);  /* of the last tail vector */
+  for (int32_t m = 0; m < M; m++, o += ors, a += ar) {
+    const float *bi = bias ? bias + (ptrdiff_t)m * bsr : NULL;
+    int32_t n = 0;
+    for (; n < nfull; n += 16) seg_16(o + n, a, b + n, br, bi ? bi + n : NULL, K, 4);
+    if (tail) tail(o + n, a, b + n, br, bi ? bi + n : NULL, K, lanes);
+  }
+}
+#else
+/* Portable: nc (1..8) columns in scalar accumulators (FPU registers; written out one by one since
+ * -O2 does not unroll a loop over them, and an array would live in memory). */
+static ALWAYS_INLINE void seg_c(float *o, const float *a, const float *b, ptrdiff_t br,
+                                const float *bias, int32_t K, const int nc) {
+  float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, c4 = 0.0f, c5 = 0.0f, c6 = 0.0f, c7 = 0.0f;
+  if (bias) {
+    c0 = bias[0];
+    if (nc > 1) c1 = bias[1];
+    if (nc > 2) c2 = bias[2];
+    if (nc > 3) c3 = bias[3];
+    if (nc > 4) c4 = bias[4];
+    if (nc > 5) c5 = bias[5];
+    if (nc > 6) c6 = bias[6];
+    if (nc > 7) c7 = bias[7];
+  }
+  for (int32_t k = 0; k < K; k++, b += br) {
+    const float av = a[k];
+    c0 += av * b[0];
+    if (nc > 1) c1 += av * b[1];
+    if (nc > 2) c2 += av * b[2];
+    if (nc > 3) c3 += av * b[3];
+    if (nc > 4) c4 += av * b[4];
+    if (nc > 5) c5 += av * b[5];
+    if (nc > 6) c6 += av * b[6];
+    if (nc > 7) c7 += av * b[7];
+  }
+  o[0] = c0;
+  if (nc > 1) o[1] = c1;
+  if (nc > 2) o[2] = c2;
+  if (nc > 3) o[3] = c3;
+  if (nc > 4) o[4] = c4;
+  if (nc > 5) o[5] = c5;
+  if (nc > 6) o[6] = c6;
+  if (nc > 7) o[7] = c7;
 }
 
-/* One row block of out[m, n0:n0+nn) = init + sum_k a[k] * b[k, n0:...] (a's row and b's rows
- * contiguous), held in registers across
- * the whole K loop: per k one scalar load, then a load and an FMA per column vector. NF full vectors
- * (no predicate) plus, with TAIL, one predicated vector: a single predicate stays in VPR for the
- * whole loop. NF and TAIL are constants at each call, so unused vectors vanish. */
-static inline __attribute__((always_inline)) void mm_block_f32(float *o, const float *a,
-                                                               const float *b, ptrdiff_t brs, const float *init,
-                                                               int32_t K, int32_t nn, int NF, int TAIL) {
-  const mve_pred16_t pt = vctp32q((uint32_t)(nn - 4 * NF));
-  float32x4_t z = vdupq_n_f32(0.0f), c0 = z, c1 = z, c2 = z, c3 = z, ct = z;
-  if (init) {
-    if (NF > 0) c0 = vld1q_f32(init);
-    if (NF > 1) c1 = vld1q_f32(init + 4);
-    if (NF > 2) c2 = vld1q_f32(init + 8);
-    if (NF > 3) c3 = vld1q_f32(init + 12);
-    if (TAIL) ct = vld1q_z_f32(init + 4 * NF, pt);
+static void gemm_f32(float *o, ptrdiff_t ors, const float *a, ptrdiff_t ar, const float *b,
+                     ptrdiff_t br, const float *bias, ptrdiff_t bsr, int32_t M, int32_t K, int32_t N) {
+  const int32_t nfull = N & ~7;
+  for (int32_t m = 0; m < M; m++, o += ors, a += ar) {
+    const float *bi = bias ? bias + (ptrdiff_t)m * bsr : NULL;
+    int32_t n = 0;
+    for (; n < nfull; n += 8) seg_c(o + n, a, b + n, br, bi ? bi + n : NULL, K, 8);
+    const float *bt = bi ? bi + n : NULL;
+    switch (N - n) {
+      case 1: seg_c(o + n, a, b + n, br, bt, K, 1); break;
+      case 2: seg_c(o + n, a, b + n, br, bt, K, 2); break;
+      case 3: seg_c(o + n, a, b + n, br, bt, K, 3); break;
+      case 4: seg_c(o + n, a, b + n, br, bt, K, 4); break;
+      case 5: seg_c(o + n, a, b + n, br, bt, K, 5); break;
+      case 6: seg_c(o + n, a, b + n, br, bt, K, 6); break;
+      case 7: seg_c(o + n, a, b + n, br, bt, K, 7); break;
+      default: break;
+    }
   }
-  int32_t k = 0;
-  /* two k per trip where registers allow (four accumulators plus two rows in flight spill): the
-   * loop overhead is a large share of a narrow row */
-  for (; NF + TAIL <= 3 && k + 2 <= K; k += 2, a += 2, b += 2 * brs) {
-    const float av = a[0], aw = a[1];
-    const float *b2 = b + brs;
-    if (NF > 0) c0 = vfmaq_n_f32(c0, vld1q_f32(b), av);
-    if (NF > 1) c1 = vfmaq_n_f32(c1, vld1q_f32(b + 4), av);
-    if (NF > 2) c2 = vfmaq_n_f32(c2, vld1q_f32(b + 8), av);
-    if (NF > 3) c3 = vfmaq_n_f32(c3, vld1q_f32(b + 12), av);
-    if (TAIL) ct = vfmaq_n_f32(ct, vld1q_z_f32(b + 4 * NF, pt), av);
-    if (NF > 0) c0 = vfmaq_n_f32(c0, vld1q_f32(b2), aw);
-    if (NF > 1) c1 = vfmaq_n_f32(c1, vld1q_f32(b2 + 4), aw);
-    if (NF > 2) c2 = vfmaq_n_f32(c2, vld1q_f32(b2 + 8), aw);
-    if (NF > 3) c3 = vfmaq_n_f32(c3, vld1q_f32(b2 + 12), aw);
-    if (TAIL) ct = vfmaq_n_f32(ct, vld1q_z_f32(b2 + 4 * NF, pt), aw);
-  }
-  for (; k < K; k++, a++, b += brs) {
-    const float av = *a;
-    if (NF > 0) c0 = vfmaq_n_f32(c0, vld1q_f32(b), av);
-    if (NF > 1) c1 = vfmaq_n_f32(c1, vld1q_f32(b + 4), av);
-    if (NF > 2) c2 = vfmaq_n_f32(c2, vld1q_f32(b + 8), av);
-    if (NF > 3) c3 = vfmaq_n_f32(c3, vld1q_f32(b + 12), av);
-    if (TAIL) ct = vfmaq_n_f32(ct, vld1q_z_f32(b + 4 * NF, pt), av);
-  }
-  if (NF > 0) vst1q_f32(o, c0);
-  if (NF > 1) vst1q_f32(o + 4, c1);
-  if (NF > 2) vst1q_f32(o + 8, c2);
-  if (NF > 3) vst1q_f32(o + 12, c3);
-  if (TAIL) vst1q_p_f32(o + 4 * NF, ct, pt);
-}
-/* One out-of-line copy per shape: the K loop then gets the registers to itself (inlined into the
- * row loops, GCC spills its pointers inside the loop). */
-#define MM_BLOCK(NF, TAIL) \
-  static __attribute__((noinline)) void mm_block_##NF##_##TAIL(float *o, const float *a, \
-      const float *b, ptrdiff_t brs, const float *init, int32_t K, int32_t nn) { \
-    mm_block_f32(o, a, b, brs, init, K, nn, NF, TAIL); \
-  }
-MM_BLOCK(4, 0) MM_BLOCK(3, 1) MM_BLOCK(3, 0) MM_BLOCK(2, 1) MM_BLOCK(2, 0) MM_BLOCK(1, 1) MM_BLOCK(1, 0)
-MM_BLOCK(0, 1)
-#define ET_MM_BLOCKS 1
-#else
-static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
-  for (int32_t i = 0; i < n; i++) y[i] += a * x[i];
 }
 #endif
+
+/* ---------------- operand layout ---------------- */
 
 /* Element strides of a 2-d (or batched 3-d) operand honouring dim_order. */
 typedef struct { ptrdiff_t b, r, c; } mat_st;
 
 static mat_st mat_strides(const et_tensor *t) {
-  if (t->ndim == 2 && et_is_contiguous(t)) {   /* the usual case, without the general stride walk */
-    mat_st m = {0, t->sizes[1], 1};
-    return m;
-  }
   ptrdiff_t st[ET_MAX_DIMS];
   et_tensor_strides(t, st);
   mat_st m = {0, 0, 0};
@@ -97,46 +190,31 @@ static mat_st mat_strides(const et_tensor *t) {
   return m;
 }
 
-/* out[M,N] (contiguous rows, f32) = init + a[M,K] @ b[K,N]; row strides given, column stride 1 for
- * b and out on the fast path. init: a row of N added to every output row (the bias), or NULL. */
-static void mm_f32_rows(float *o, ptrdiff_t ors, const float *a, mat_st as, const float *b, mat_st bs,
-                        int32_t M, int32_t K, int32_t N, const float *init) {
-#ifdef ET_MM_BLOCKS
-  if (bs.c == 1 && as.c == 1) {
-    for (int32_t m = 0; m < M; m++)
-      for (int32_t n0 = 0; n0 < N; n0 += 16) {
-        int32_t nn = N - n0 < 16 ? N - n0 : 16;
-        float *op = o + (ptrdiff_t)m * ors + n0;
-        const float *ap = a + (ptrdiff_t)m * as.r, *bp = b + n0, *ip = init ? init + n0 : NULL;
-        switch (nn) {
-          case 16: mm_block_4_0(op, ap, bp, bs.r, ip, K, nn); break;
-          case 15: case 14: case 13: mm_block_3_1(op, ap, bp, bs.r, ip, K, nn); break;
-          case 12: mm_block_3_0(op, ap, bp, bs.r, ip, K, nn); break;
-          case 11: case 10: case 9: mm_block_2_1(op, ap, bp, bs.r, ip, K, nn); break;
-          case 8: mm_block_2_0(op, ap, bp, bs.r, ip, K, nn); break;
-          case 7: case 6: case 5: mm_block_1_1(op, ap, bp, bs.r, ip, K, nn); break;
-          case 4: mm_block_1_0(op, ap, bp, bs.r, ip, K, nn); break;
-          default: mm_block_0_1(op, ap, bp, bs.r, ip, K, nn); break;
-        }
-      }
-    return;
-  }
-#endif
-  for (int32_t m = 0; m < M; m++) {
-    float *orow = o + (ptrdiff_t)m * ors;
-    for (int32_t n = 0; n < N; n++) orow[n] = init ? init[n] : 0.0f;
-    const float *arow = a + (ptrdiff_t)m * as.r;
-    for (int32_t k = 0; k < K; k++) {
-      const float av = arow[(ptrdiff_t)k * as.c];
-      const float *brow = b + (ptrdiff_t)k * bs.r;
-      if (bs.c == 1) {
-        axpy_f32(orow, brow, av, N);
-      } else {
-        for (int32_t n = 0; n < N; n++) orow[n] += av * brow[(ptrdiff_t)n * bs.c];
-      }
-    }
-  }
+/* The tensor of a value, NULL if none (the general path then reports why). */
+static inline et_tensor *tensor_of(const et_value *v) { return et_is_tensor(v) ? v->u.t : NULL; }
+
+/* Bound float32 tensor of rank nd in row-major layout: what the fast paths take as is. Inline
+ * (nd is a constant): on small layers these tests cost as much as the product. */
+static ALWAYS_INLINE bool plain_f32(const et_tensor *t, const uint32_t nd) {
+  /* dtype and ndim are adjacent bytes, and so are the first dim_order entries: the compiler merges
+   * each pair of tests into one halfword compare */
+  if (!t || (t->dtype | (uint32_t)t->ndim << 8) != (ET_FLOAT | nd << 8) || !t->data) return false;
+  const uint8_t *d = t->dim_order;
+  if (!d) return true;
+  if (nd == 1) return d[0] == 0;
+  if (nd == 2) return (d[0] | (uint32_t)d[1] << 8) == 0x100u;
+  for (uint32_t i = 0; i < nd; i++)
+    if (d[i] != i) return false;
+  return true;
 }
+
+/* Scalar argument equal to 1 (Int 1, Double 1.0 or Bool true). */
+static ALWAYS_INLINE bool is_one(const et_value *v) {
+  return v && ((v->tag == ET_TAG_INT && v->u.i == 1) || (v->tag == ET_TAG_DOUBLE && v->u.dbits == 0x3FF0000000000000ull) ||
+               (v->tag == ET_TAG_BOOL && v->u.b));
+}
+
+/* ---------------- general path ---------------- */
 
 /* Generic: any float dtypes, any strides. out element (m, n) at base + m*os.r + n*os.c. */
 static void mm_generic(et_tensor *out, ptrdiff_t ob, mat_st os, const et_tensor *a, ptrdiff_t ab, mat_st as,
@@ -150,18 +228,31 @@ static void mm_generic(et_tensor *out, ptrdiff_t ob, mat_st os, const et_tensor 
     }
 }
 
+/* float32 with strided columns (transposed views): scalar dot products. */
+static void mm_f32_strided(float *o, mat_st os, const float *a, mat_st as, const float *b, mat_st bs, int32_t M,
+                           int32_t K, int32_t N) {
+  for (int32_t m = 0; m < M; m++)
+    for (int32_t n = 0; n < N; n++) {
+      float s = 0.0f;
+      for (int32_t k = 0; k < K; k++) s += a[m * as.r + k * as.c] * b[k * bs.r + n * bs.c];
+      o[m * os.r + n * os.c] = s;
+    }
+}
+
 static bool all_f32(const et_tensor *a, const et_tensor *b, const et_tensor *o) {
   return a->dtype == ET_FLOAT && b->dtype == ET_FLOAT && o->dtype == ET_FLOAT;
 }
 
 /* One (batched) product into out; out already resized. */
 static void matmul(et_tensor *out, const et_tensor *a, const et_tensor *b, int32_t B, int32_t M, int32_t K,
-                   int32_t N, const float *init) {
+                   int32_t N) {
   mat_st as = mat_strides(a), bs = mat_strides(b), os = mat_strides(out);
   for (int32_t i = 0; i < B; i++) {
-    if (all_f32(a, b, out) && os.c == 1) {
-      mm_f32_rows((float *)out->data + i * os.b, os.r, (const float *)a->data + i * as.b, as,
-                  (const float *)b->data + i * bs.b, bs, M, K, N, init);
+    if (all_f32(a, b, out)) {
+      float *o = (float *)out->data + i * os.b;
+      const float *ap = (const float *)a->data + i * as.b, *bp = (const float *)b->data + i * bs.b;
+      if (os.c == 1 && bs.c == 1 && as.c == 1) gemm_f32(o, os.r, ap, as.r, bp, bs.r, NULL, 0, M, K, N);
+      else mm_f32_strided(o, os, ap, as, bp, bs, M, K, N);
     } else {
       mm_generic(out, i * os.b, os, a, i * as.b, as, b, i * bs.b, bs, M, K, N);
     }
@@ -170,10 +261,24 @@ static void matmul(et_tensor *out, const et_tensor *a, const et_tensor *b, int32
 
 static bool float_dt(const et_tensor *t) { return et_dtype_is_float(t->dtype); }
 
+/* Fast path of mm/bmm: all float32, row-major, out already of the right shape, no empty dims. */
+static ALWAYS_INLINE bool mm_fast(const et_tensor *a, const et_tensor *b, const et_tensor *out, const uint32_t nd) {
+  if (!plain_f32(a, nd) || !plain_f32(b, nd) || !plain_f32(out, nd)) return false;
+  for (uint32_t d = 0; d + 2 < nd; d++)
+    if (a->sizes[d] <= 0 || b->sizes[d] != a->sizes[d] || out->sizes[d] != a->sizes[d]) return false;
+  const int32_t M = a->sizes[nd - 2], K = a->sizes[nd - 1], N = b->sizes[nd - 1];
+  return M > 0 && K > 0 && N > 0 && b->sizes[nd - 2] == K && out->sizes[nd - 2] == M && out->sizes[nd - 1] == N;
+}
+
 /* mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
 ET_OP("aten::mm.out", k_aten_mm_out) {
   ET_CHECK_ARGS(3);
-  et_tensor *a, *b, *out;
+  et_tensor *a = tensor_of(args[0]), *b = tensor_of(args[1]), *out = tensor_of(args[2]);
+  if (mm_fast(a, b, out, 2)) {
+    const int32_t M = a->sizes[0], K = a->sizes[1], N = b->sizes[1];
+    gemm_f32((float *)out->data, N, (const float *)a->data, K, (const float *)b->data, N, NULL, 0, M, K, N);
+    return ET_OK;
+  }
   et_status st;
   if ((st = et_arg_tensor(ctx, args, 0, &a)) || (st = et_arg_tensor(ctx, args, 1, &b)) ||
       (st = et_arg_tensor(ctx, args, 2, &out))) return st;
@@ -181,14 +286,21 @@ ET_OP("aten::mm.out", k_aten_mm_out) {
       !float_dt(out)) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
   int32_t os[2] = {a->sizes[0], b->sizes[1]};
   if ((st = et_resize(out, 2, os)) != ET_OK) { ctx->err_detail = 2; return st; }
-  matmul(out, a, b, 1, a->sizes[0], a->sizes[1], b->sizes[1], NULL);
+  matmul(out, a, b, 1, a->sizes[0], a->sizes[1], b->sizes[1]);
   return ET_OK;
 }
 
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) */
 ET_OP("aten::bmm.out", k_aten_bmm_out) {
   ET_CHECK_ARGS(3);
-  et_tensor *a, *b, *out;
+  et_tensor *a = tensor_of(args[0]), *b = tensor_of(args[1]), *out = tensor_of(args[2]);
+  if (mm_fast(a, b, out, 3)) {
+    const int32_t B = a->sizes[0], M = a->sizes[1], K = a->sizes[2], N = b->sizes[2];
+    for (int32_t i = 0; i < B; i++)
+      gemm_f32((float *)out->data + (ptrdiff_t)i * M * N, N, (const float *)a->data + (ptrdiff_t)i * M * K, K,
+               (const float *)b->data + (ptrdiff_t)i * K * N, N, NULL, 0, M, K, N);
+    return ET_OK;
+  }
   et_status st;
   if ((st = et_arg_tensor(ctx, args, 0, &a)) || (st = et_arg_tensor(ctx, args, 1, &b)) ||
       (st = et_arg_tensor(ctx, args, 2, &out))) return st;
@@ -196,7 +308,7 @@ ET_OP("aten::bmm.out", k_aten_bmm_out) {
       !float_dt(a) || !float_dt(b) || !float_dt(out)) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
   int32_t os[3] = {a->sizes[0], a->sizes[1], b->sizes[2]};
   if ((st = et_resize(out, 3, os)) != ET_OK) { ctx->err_detail = 2; return st; }
-  matmul(out, a, b, a->sizes[0], a->sizes[1], a->sizes[2], b->sizes[2], NULL);
+  matmul(out, a, b, a->sizes[0], a->sizes[1], a->sizes[2], b->sizes[2]);
   return ET_OK;
 }
 
@@ -235,8 +347,9 @@ static et_status add_bias(et_kctx *ctx, et_tensor *out, const et_tensor *bias, f
 }
 
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) */
-ET_OP("aten::addmm.out", k_aten_addmm_out) {
-  ET_CHECK_ARGS(6);
+/* The general path: any float dtypes, layouts, bias shapes and beta/alpha; reports bad arguments.
+ * Out of line so that the fast path's frame stays small. */
+static __attribute__((noinline)) et_status addmm_general(et_kctx *ctx, et_value *const *args) {
   et_tensor *bias, *a, *b, *out;
   et_status st;
   if ((st = et_arg_tensor(ctx, args, 0, &bias)) || (st = et_arg_tensor(ctx, args, 1, &a)) ||
@@ -246,17 +359,114 @@ ET_OP("aten::addmm.out", k_aten_addmm_out) {
   float beta = et_value_as_float(args[3]), alpha = et_value_as_float(args[4]);
   int32_t os[2] = {a->sizes[0], b->sizes[1]};
   if ((st = et_resize(out, 2, os)) != ET_OK) { ctx->err_detail = 5; return st; }
-  /* The common addmm (a linear layer): f32, beta = alpha = 1, a contiguous bias row of N: the bias
-   * starts the accumulators and no second pass runs. */
-  if (beta == 1.0f && alpha == 1.0f && bias->dtype == ET_FLOAT && all_f32(a, b, out) && et_is_contiguous(out) &&
-      et_numel(bias) == b->sizes[1] && bias->ndim >= 1 && bias->ndim <= 2 &&
-      bias->sizes[bias->ndim - 1] == b->sizes[1] && et_is_contiguous(bias)) {
-    matmul(out, a, b, 1, a->sizes[0], a->sizes[1], b->sizes[1], (const float *)bias->data);
-    return ET_OK;
-  }
-  matmul(out, a, b, 1, a->sizes[0], a->sizes[1], b->sizes[1], NULL);
+  matmul(out, a, b, 1, a->sizes[0], a->sizes[1], b->sizes[1]);
   return add_bias(ctx, out, bias, beta, alpha, 0);
 }
+
+ET_OP("aten::addmm.out", k_aten_addmm_out) {
+  ET_CHECK_ARGS(6);
+  const et_tensor *bias = tensor_of(args[0]), *a = tensor_of(args[1]), *b = tensor_of(args[2]);
+  const et_tensor *out = tensor_of(args[5]);
+  /* Fast path (linear layers): beta = alpha = 1, bias a float32 row [N] / [1, N] or matrix [M, N],
+   * fused as the accumulators' start. */
+  if (mm_fast(a, b, out, 2) && is_one(args[3]) && is_one(args[4]) && (plain_f32(bias, 1) || plain_f32(bias, 2))) {
+    const int32_t M = a->sizes[0], K = a->sizes[1], N = b->sizes[1];
+    const int32_t b0 = bias->sizes[0];
+    ptrdiff_t bsr = -1;
+    if (bias->ndim == 1) { if (b0 == N) bsr = 0; }
+    else if (bias->sizes[1] == N && (b0 == 1 || b0 == M)) bsr = b0 == 1 ? 0 : N;
+    if (bsr >= 0) {
+      gemm_f32((float *)out->data, N, (const float *)a->data, K, (const float *)b->data, N,
+               (const float *)bias->data, bsr, M, K, N);
+      return ET_OK;
+    }
+  }
+  return addmm_general(ctx, args);
+}
+
+/* ---------------- linear ---------------- */
+
+/* o[m*N + n] = bias[n] + sum_k x[m*K + k] * w[n*K + k], all contiguous float32. */
+#if LINALG_MVE
+/* Horizontal sum of the 4 lanes (MVE has no float add-across-vector). */
+static inline float hsum(float32x4_t v) {
+  return (vgetq_lane_f32(v, 0) + vgetq_lane_f32(v, 1)) + (vgetq_lane_f32(v, 2) + vgetq_lane_f32(v, 3));
+}
+
+static void linear_f32(float *o, const float *x, const float *w, const float *bias, int32_t M, int32_t K,
+                       int32_t N) {
+  const int32_t kfull = K & ~3;
+  const mve_pred16_t pk = vctp32q((uint32_t)(K & 3));
+  for (int32_t m = 0; m < M; m++, x += K, o += N) {
+    int32_t n = 0;
+    /* 4 weight rows at a time share each input vector */
+    for (; n + 4 <= N; n += 4) {
+      const float *w0 = w + (ptrdiff_t)n * K, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K, *xp = x;
+      float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
+      /* pointers stepped by 4: post-incremented loads, no address arithmetic in the loop */
+      for (int32_t k = 0; k < kfull; k += 4, xp += 4, w0 += 4, w1 += 4, w2 += 4, w3 += 4) {
+        const float32x4_t xv = vld1q_f32(xp);
+        c0 = vfmaq_f32(c0, xv, vld1q_f32(w0));
+        c1 = vfmaq_f32(c1, xv, vld1q_f32(w1));
+        c2 = vfmaq_f32(c2, xv, vld1q_f32(w2));
+        c3 = vfmaq_f32(c3, xv, vld1q_f32(w3));
+      }
+      if (kfull < K) {  /* inactive lanes load as 0 in both operands: they add 0 */
+        const float32x4_t xv = vldrwq_z_f32(xp, pk);
+        c0 = vfmaq_f32(c0, xv, vldrwq_z_f32(w0, pk));
+        c1 = vfmaq_f32(c1, xv, vldrwq_z_f32(w1, pk));
+        c2 = vfmaq_f32(c2, xv, vldrwq_z_f32(w2, pk));
+        c3 = vfmaq_f32(c3, xv, vldrwq_z_f32(w3, pk));
+      }
+      float s0 = hsum(c0), s1 = hsum(c1), s2 = hsum(c2), s3 = hsum(c3);
+      if (bias) { s0 += bias[n]; s1 += bias[n + 1]; s2 += bias[n + 2]; s3 += bias[n + 3]; }
+      o[n] = s0; o[n + 1] = s1; o[n + 2] = s2; o[n + 3] = s3;
+    }
+    for (; n < N; n++) {
+      const float *w0 = w + (ptrdiff_t)n * K;
+      float32x4_t c0 = vdupq_n_f32(0.0f);
+      int32_t k = 0;
+      for (; k < kfull; k += 4) c0 = vfmaq_f32(c0, vld1q_f32(x + k), vld1q_f32(w0 + k));
+      if (k < K) c0 = vfmaq_f32(c0, vldrwq_z_f32(x + k, pk), vldrwq_z_f32(w0 + k, pk));
+      float s = hsum(c0);
+      if (bias) s += bias[n];
+      o[n] = s;
+    }
+  }
+}
+#else
+static void linear_f32(float *o, const float *x, const float *w, const float *bias, int32_t M, int32_t K,
+                       int32_t N) {
+  for (int32_t m = 0; m < M; m++, x += K, o += N) {
+    int32_t n = 0;
+    /* 2 weight rows share each input load; 2 partial sums per row (independent adds) */
+    for (; n + 2 <= N; n += 2) {
+      const float *w0 = w + (ptrdiff_t)n * K, *w1 = w0 + K;
+      float p0 = 0.0f, p1 = 0.0f, q0 = 0.0f, q1 = 0.0f;
+      int32_t k = 0;
+      for (; k + 2 <= K; k += 2) {
+        const float x0 = x[k], x1 = x[k + 1];
+        p0 += x0 * w0[k]; p1 += x1 * w0[k + 1];
+        q0 += x0 * w1[k]; q1 += x1 * w1[k + 1];
+      }
+      if (k < K) { p0 += x[k] * w0[k]; q0 += x[k] * w1[k]; }
+      float s0 = p0 + p1, s1 = q0 + q1;
+      if (bias) { s0 += bias[n]; s1 += bias[n + 1]; }
+      o[n] = s0; o[n + 1] = s1;
+    }
+    if (n < N) {
+      const float *w0 = w + (ptrdiff_t)n * K;
+      float p0 = 0.0f, p1 = 0.0f;
+      int32_t k = 0;
+      for (; k + 2 <= K; k += 2) { p0 += x[k] * w0[k]; p1 += x[k + 1] * w0[k + 1]; }
+      if (k < K) p0 += x[k] * w0[k];
+      float s = p0 + p1;
+      if (bias) s += bias[n];
+      o[n] = s;
+    }
+  }
+}
+#endif
 
 /* linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out)
  * out[..., n] = sum_k in[..., k] * w[n, k] + bias[n] */
@@ -278,32 +488,17 @@ ET_OP("aten::linear.out", k_aten_linear_out) {
   if (!et_is_contiguous(out)) { ctx->err_detail = 3; return ET_ERR_UNSUPPORTED; }
   int32_t K = w->sizes[1], N = w->sizes[0];
   int32_t M = K ? (int32_t)(et_numel(in) / K) : (int32_t)(et_numel(out) / (N ? N : 1));
-  bool f32 = in->dtype == ET_FLOAT && w->dtype == ET_FLOAT && out->dtype == ET_FLOAT &&
-             (!bias || bias->dtype == ET_FLOAT);
-  for (int32_t m = 0; m < M; m++) {
-    for (int32_t n = 0; n < N; n++) {
-      float s;
-      if (f32) {
-        const float *x = (const float *)in->data + (ptrdiff_t)m * K;
-        const float *wr = (const float *)w->data + (ptrdiff_t)n * K;
-        /* 4 interleaved partial sums: vectorisable without reassociation flags */
-        float p0 = 0.0f, p1 = 0.0f, p2 = 0.0f, p3 = 0.0f;
-        int32_t k = 0;
-        for (; k + 4 <= K; k += 4) {
-          p0 += x[k] * wr[k]; p1 += x[k + 1] * wr[k + 1];
-          p2 += x[k + 2] * wr[k + 2]; p3 += x[k + 3] * wr[k + 3];
-        }
-        for (; k < K; k++) p0 += x[k] * wr[k];
-        s = (p0 + p1) + (p2 + p3);
-        if (bias) s += ((const float *)bias->data)[n];
-        ((float *)out->data)[(ptrdiff_t)m * N + n] = s;
-      } else {
-        s = 0.0f;
-        for (int32_t k = 0; k < K; k++) s += et_load_f(in, (int64_t)m * K + k) * et_load_f(w, (int64_t)n * K + k);
-        if (bias) s += et_load_f(bias, n);
-        et_store_f(out, (int64_t)m * N + n, s);
-      }
-    }
+  if (in->dtype == ET_FLOAT && w->dtype == ET_FLOAT && out->dtype == ET_FLOAT && (!bias || bias->dtype == ET_FLOAT)) {
+    linear_f32((float *)out->data, (const float *)in->data, (const float *)w->data,
+               bias ? (const float *)bias->data : NULL, M, K, N);
+    return ET_OK;
   }
+  for (int32_t m = 0; m < M; m++)
+    for (int32_t n = 0; n < N; n++) {
+      float s = 0.0f;
+      for (int32_t k = 0; k < K; k++) s += et_load_f(in, (int64_t)m * K + k) * et_load_f(w, (int64_t)n * K + k);
+      if (bias) s += et_load_f(bias, n);
+      et_store_f(out, (int64_t)m * N + n, s);
+    }
   return ET_OK;
 }
