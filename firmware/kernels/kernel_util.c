@@ -3,6 +3,21 @@
 #include "et_kernel.h"
 #include "kernel_util.h"
 #include "etmath.h"
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+/* d[0:len) = s[0:len*ss:ss] for 32-bit elements with gather loads, four per instruction (a 2-d
+ * transpose, e.g. permute_copy of a linear layer's weight, is this loop). Needs word alignment and
+ * offsets that fit 32 bits; returns false otherwise. */
+static bool gather_row_u32(uint32_t *d, const uint32_t *s, int32_t len, ptrdiff_t ss) {
+  if (ss <= 0 || ss > 0x3FFFFFFF / 4 || ((uintptr_t)s & 3u) || ((uintptr_t)d & 3u)) return false;
+  const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ss);
+  for (int32_t i = 0; i < len; i += 4, s += 4 * ss) {
+    const mve_pred16_t p = vctp32q((uint32_t)(len - i));
+    vst1q_p_u32(d + i, vldrwq_gather_shifted_offset_z_u32(s, off, p), p);
+  }
+  return true;
+}
+#endif
 
 /* ---------------- doubles as bits ---------------- */
 float et_double_bits_to_float(uint64_t bits) {
@@ -391,10 +406,18 @@ void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st,
     et_idx_init(&it2, od, sizes);
     size_t runs = n / (size_t)len;
     for (size_t r = 0; r < runs; r++) {
-      ptrdiff_t di = dbase + it2.off[0], si = sbase + it2.off[1];
+      /* one outer dim (a 2-d transpose): plain strides, without the general index walk */
+      ptrdiff_t di = od == 1 ? dbase + (ptrdiff_t)r * st2[0][0] : dbase + it2.off[0];
+      ptrdiff_t si = od == 1 ? sbase + (ptrdiff_t)r * st2[1][0] : sbase + it2.off[1];
       if (es == 4) {
         uint32_t *d = (uint32_t *)dst->data + di;
         const uint32_t *s = (const uint32_t *)src->data + si;
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+        if (ds == 1 && len >= 4 && gather_row_u32(d, s, len, ss)) {
+          if (od != 1) et_idx_next(&it2, 2, st2);
+          continue;
+        }
+#endif
         for (int32_t i = 0; i < len; i++) d[i * ds] = s[i * ss];
       } else if (es == 2) {
         uint16_t *d = (uint16_t *)dst->data + di;
@@ -405,7 +428,7 @@ void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st,
         const uint8_t *s = (const uint8_t *)src->data + si;
         for (int32_t i = 0; i < len; i++) d[i * ds] = s[i * ss];
       }
-      et_idx_next(&it2, 2, st2);
+      if (od != 1) et_idx_next(&it2, 2, st2);
     }
     return;
   }
