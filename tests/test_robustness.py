@@ -59,25 +59,18 @@ def test_fixtures_run_clean_under_sanitizers(harness):
 def test_every_prefix_and_byte_gives_a_named_status(harness, mode):
     files = fuzzbuild.fixtures()
     assert files, "no fixtures"
-    kernel_findings, other = [], []
+    findings = []
     for f in files:
         size = f.stat().st_size
         stride = max(1, -(-size // CI_CASES_PER_FILE))   # CI sample; stride 1 over all: tests/fuzz/README.md
         try:
             hist = fuzzbuild.sweep(harness, f, mode, stride)
-        except AssertionError as e:
-            where = fuzzbuild.finding_location(str(e))
-            (kernel_findings if where and "/firmware/kernels/" in where else other).append(f"{f.name}: {where}\n{e}")
+        except AssertionError as e:   # runtime and kernels alike: each names file:line and the case
+            findings.append(f"{f.name}: {fuzzbuild.finding_location(str(e))}\n{e}")
             continue
         assert sum(hist.values()) == len(range(0, size, stride)), hist
         assert "bad program" in hist, hist
-    assert not other, "\n\n".join(other)
-    if kernel_findings:
-        # Kernels are owned by the kernel engineers: their findings are reported (file, op, input), and
-        # show here as an expected failure naming them until fixed; anything in the runtime fails above.
-        pytest.xfail("kernel findings (reported to the kernel owners):\n" + "\n".join(
-            k.splitlines()[0] + " | " + next((l for l in k.splitlines() if "FAILING CASE" in l), "")
-            for k in kernel_findings))
+    assert not findings, "\n\n".join(findings)
 
 
 @pytest.mark.build
