@@ -252,6 +252,18 @@ class M(torch.nn.Module):
         y = self.c(x)
         return F.pad(y, (1, 2, 0, 1)), F.avg_pool2d(y, 3, 2, 1), F.max_pool2d(y, 2)
 """, [((1, 4, 8, 8), F, "cl")], True, None),
+    # Helium linear: column blocks past 64, rows in fives with a partial last group, K a multiple of 16
+    # and K < 16 (predicated first trip), batch dims
+    "cm_lin_blocks": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(32, 71)
+        self.b = torch.nn.Linear(71, 3)
+        self.c = torch.nn.Linear(3, 6)
+    def forward(self, x):
+        return self.c(self.b(F.relu(self.a(x))))
+""", [((2, 3, 32), F, "n")], True, None),
 }
 
 HEADER = "import torch\nimport torch.nn.functional as F\n"
