@@ -438,7 +438,98 @@ typedef struct {
   const int32_t *bias, *mult, *shift;
 } qconv;
 
+#ifdef CM_MVE
+/* Depthwise on Helium, for groups of four output channels that read one input channel (depth
+ * multiplier a multiple of 4), up to 16 taps, NHWC-contiguous output channels: per output pixel, one
+ * byte gather of the window (tap offsets in a vector), a vmladav per channel against weight vectors
+ * kept in registers, the four requantised together. The input offset is folded in as
+ * in_off * sum(w) per channel; taps in the padding read as -in_off (their term then cancels).
+ * Returns false (nothing written) when the call is outside that case. */
+CM_HOT static bool qdw_mve(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t KH = c->KH, KW = c->KW, T = KH * KW, O = c->y.c, OW = c->y.w;
+  if (!c->depthwise || c->opg % 4 || T > 16 || T < 1 || c->y.sc != 1 || c->x.sh <= 0 || c->x.sw <= 0 || OW > 256)
+    return false;
+  if (c->in_off < -127 || c->in_off > 128) return false;  /* -in_off must be an int8 */
+  uint8_t offs[16] = {0};
+  for (int32_t kh = 0; kh < KH; kh++)
+    for (int32_t kw = 0; kw < KW; kw++) {
+      int64_t off = (int64_t)kh * c->dh * c->x.sh + (int64_t)kw * c->dw * c->x.sw;
+      if (off > 255) return false;
+      offs[kh * KW + kw] = (uint8_t)off;
+    }
+  for (int32_t oc = 0; oc < O; oc++)
+    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
+  /* taps inside the input, per output column (bit t = tap t, as the byte-lane predicate) */
+  uint16_t colm[256];
+  for (int32_t ow = 0; ow < OW; ow++) {
+    uint32_t m = 0;
+    for (int32_t kw = 0; kw < KW; kw++) {
+      int32_t iw = ow * c->sw - c->pw + kw * c->dw;
+      if (iw >= 0 && iw < c->x.w)
+        for (int32_t kh = 0; kh < KH; kh++) m |= 1u << (kh * KW + kw);
+    }
+    colm[ow] = (uint16_t)m;
+  }
+  const uint16_t full = (uint16_t)((1u << T) - 1u);
+  const uint8x16_t voff = vld1q_u8(offs);
+  const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
+  const int32x4_t vlo = vdupq_n_s32(c->amin), vhi = vdupq_n_s32(c->amax);
+  for (int32_t oc0 = 0; oc0 < O; oc0 += 4) {
+    const int32_t ic = oc0 / c->opg;
+    int8_t wt[4][16] = {{0}};
+    int32_t cst[4], mu[4], sh[4];
+    for (int32_t i = 0; i < 4; i++) {
+      uint32_t sw = 0;
+      for (int32_t t = 0; t < T; t++) {
+        wt[i][t] = c->w[(ptrdiff_t)t * O + oc0 + i];
+        sw += (uint32_t)(int32_t)wt[i][t];
+      }
+      cst[i] = (int32_t)((c->bias ? (uint32_t)c->bias[oc0 + i] : 0u) + (uint32_t)c->in_off * sw);
+      mu[i] = c->mult[oc0 + i];
+      sh[i] = c->shift[oc0 + i];
+    }
+    const int8x16_t w0 = vld1q_s8(wt[0]), w1 = vld1q_s8(wt[1]), w2 = vld1q_s8(wt[2]), w3 = vld1q_s8(wt[3]);
+    const int32x4_t vc = vld1q_s32(cst), vm = vld1q_s32(mu), vs = vld1q_s32(sh);
+    for (int32_t n = 0; n < c->y.n; n++)
+      for (int32_t oh = 0; oh < c->y.h; oh++) {
+        const int32_t ih0 = oh * c->sh - c->ph;
+        uint32_t rowm = 0;
+        for (int32_t kh = 0; kh < KH; kh++) {
+          int32_t ih = ih0 + kh * c->dh;
+          if (ih >= 0 && ih < c->x.h) rowm |= ((1u << KW) - 1u) << (kh * KW);
+        }
+        /* window origin of column 0; it may lie before the tensor (padding): only taps inside are read */
+        uintptr_t xb = (uintptr_t)(x + n * c->x.sn + ic * c->x.sc) +
+                       (uintptr_t)((ptrdiff_t)ih0 * c->x.sh - (ptrdiff_t)c->pw * c->x.sw);
+        const uintptr_t xstep = (uintptr_t)((ptrdiff_t)c->sw * c->x.sw);
+        int8_t *yo = y + n * c->y.sn + oh * c->y.sh + oc0;
+        for (int32_t ow = 0; ow < OW; ow++, xb += xstep, yo += c->y.sw) {
+          const uint16_t m = (uint16_t)(rowm & colm[ow]);
+          int8x16_t win;
+          if (m == full) {
+            win = vldrbq_gather_offset_s8((const int8_t *)xb, voff);
+          } else {
+            win = vldrbq_gather_offset_z_s8((const int8_t *)xb, voff, m);
+            win = vpselq_s8(win, vpad, m);
+          }
+          int32x4_t acc = vdupq_n_s32(vmladavq_s8(win, w0));
+          acc = vsetq_lane_s32(vmladavq_s8(win, w1), acc, 1);
+          acc = vsetq_lane_s32(vmladavq_s8(win, w2), acc, 2);
+          acc = vsetq_lane_s32(vmladavq_s8(win, w3), acc, 3);
+          int32x4_t r = cm_requant_v(vaddq_s32(acc, vc), vm, vs);
+          r = vminq_s32(vmaxq_s32(vqaddq_n_s32(r, c->out_off), vlo), vhi);
+          vstrbq_s32(yo, r);
+        }
+      }
+  }
+  return true;
+}
+#endif
+
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
+#ifdef CM_MVE
+  if (qdw_mve(c, x, y)) return;
+#endif
   const int32_t O = c->y.c;
   /* dense NHWC input, one group, unit column dilation: the kw taps of a row are contiguous */
   const bool merge = !c->depthwise && c->cpg == c->x.c && c->x.sc == 1 && c->x.sw == c->x.c && c->dw == 1;
