@@ -460,20 +460,23 @@ CM_HOT static bool qdw_mve(const qconv *c, const int8_t *x, int8_t *y) {
   for (int32_t oc = 0; oc < O; oc++)
     if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
   /* taps inside the input, per output column (bit t = tap t, as the byte-lane predicate) */
+  uint32_t colbits[16] = {0}, rowbits = (1u << KW) - 1u;  /* taps of kernel column kw / of kernel row 0 */
+  for (int32_t kw = 0; kw < KW; kw++)
+    for (int32_t kh = 0; kh < KH; kh++) colbits[kw] |= 1u << (kh * KW + kw);
   uint16_t colm[256];
   for (int32_t ow = 0; ow < OW; ow++) {
     uint32_t m = 0;
-    for (int32_t kw = 0; kw < KW; kw++) {
-      int32_t iw = ow * c->sw - c->pw + kw * c->dw;
-      if (iw >= 0 && iw < c->x.w)
-        for (int32_t kh = 0; kh < KH; kh++) m |= 1u << (kh * KW + kw);
-    }
+    for (int32_t kw = 0, iw = ow * c->sw - c->pw; kw < KW; kw++, iw += c->dw)
+      if (iw >= 0 && iw < c->x.w) m |= colbits[kw];
     colm[ow] = (uint16_t)m;
   }
   const uint16_t full = (uint16_t)((1u << T) - 1u);
   const uint8x16_t voff = vld1q_u8(offs);
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
-  const int32x4_t vlo = vdupq_n_s32(c->amin), vhi = vdupq_n_s32(c->amax);
+  const int32_t amin = c->amin, amax = c->amax, out_off = c->out_off;
+  const bool sat8 = amin == -128 && amax == 127;
+  const uintptr_t xstep = (uintptr_t)((ptrdiff_t)c->sw * c->x.sw);
+  const ptrdiff_t ystep = c->y.sw;
   for (int32_t oc0 = 0; oc0 < O; oc0 += 4) {
     const int32_t ic = oc0 / c->opg;
     int8_t wt[4][16] = {{0}};
@@ -494,16 +497,13 @@ CM_HOT static bool qdw_mve(const qconv *c, const int8_t *x, int8_t *y) {
       for (int32_t oh = 0; oh < c->y.h; oh++) {
         const int32_t ih0 = oh * c->sh - c->ph;
         uint32_t rowm = 0;
-        for (int32_t kh = 0; kh < KH; kh++) {
-          int32_t ih = ih0 + kh * c->dh;
-          if (ih >= 0 && ih < c->x.h) rowm |= ((1u << KW) - 1u) << (kh * KW);
-        }
+        for (int32_t kh = 0, ih = ih0; kh < KH; kh++, ih += c->dh)
+          if (ih >= 0 && ih < c->x.h) rowm |= rowbits << (kh * KW);
         /* window origin of column 0; it may lie before the tensor (padding): only taps inside are read */
         uintptr_t xb = (uintptr_t)(x + n * c->x.sn + ic * c->x.sc) +
                        (uintptr_t)((ptrdiff_t)ih0 * c->x.sh - (ptrdiff_t)c->pw * c->x.sw);
-        const uintptr_t xstep = (uintptr_t)((ptrdiff_t)c->sw * c->x.sw);
         int8_t *yo = y + n * c->y.sn + oh * c->y.sh + oc0;
-        for (int32_t ow = 0; ow < OW; ow++, xb += xstep, yo += c->y.sw) {
+        for (int32_t ow = 0; ow < OW; ow++, xb += xstep, yo += ystep) {
           const uint16_t m = (uint16_t)(rowm & colm[ow]);
           int8x16_t win;
           if (m == full) {
@@ -516,8 +516,14 @@ CM_HOT static bool qdw_mve(const qconv *c, const int8_t *x, int8_t *y) {
           acc = vsetq_lane_s32(vmladavq_s8(win, w1), acc, 1);
           acc = vsetq_lane_s32(vmladavq_s8(win, w2), acc, 2);
           acc = vsetq_lane_s32(vmladavq_s8(win, w3), acc, 3);
-          int32x4_t r = cm_requant_v(vaddq_s32(acc, vc), vm, vs);
-          r = vminq_s32(vmaxq_s32(vqaddq_n_s32(r, c->out_off), vlo), vhi);
+          int32x4_t r = vqaddq_n_s32(cm_requant_v(vaddq_s32(acc, vc), vm, vs), out_off);
+          if (sat8) {
+            /* the int8 clamp as two saturating narrows: the low byte of each lane is what is stored */
+            r = vreinterpretq_s32_s8(vqmovnbq_s16(vreinterpretq_s8_s32(r),
+                                                  vqmovnbq_s32(vreinterpretq_s16_s32(r), r)));
+          } else {
+            r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(amin)), vdupq_n_s32(amax));
+          }
           vstrbq_s32(yo, r);
         }
       }
