@@ -286,6 +286,32 @@ class M(torch.nn.Module):
     def forward(self, x, v):
         return tuple(f(x[..., :f.in_features]) for f in self.fcs[:6]) + (self.fcs[6](x), self.fcs[6](v))
 """, [((2, 3, 19), F, "n"), ((19,), F, "n")], False, {"preserve_ops": ["aten.linear.default"]}),
+    # Helium linear: column blocks past 64, rows in fives with a partial last group, K a multiple of 16
+    # and K < 16 (predicated first trip), batch dims
+    "cm_lin_blocks": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(32, 71)
+        self.b = torch.nn.Linear(71, 3)
+        self.c = torch.nn.Linear(3, 6)
+    def forward(self, x):
+        return self.c(self.b(F.relu(self.a(x))))
+""", [((2, 3, 32), F, "n")], True, None),
+    # Helium depthwise (depth multiplier a multiple of 4): padding on every side, stride (the
+    # reference has no int dilation),
+    # non-square kernels, two groups of four channels per input channel, odd sizes (the flow emits
+    # depthwise for batch 1 only)
+    "cm_dw_mult4": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(1, 4, 3, padding=1)
+        self.b = torch.nn.Conv2d(4, 32, (3, 2), stride=(2, 1), padding=(2, 1), groups=4)
+        self.c = torch.nn.Conv2d(32, 32, (4, 4), stride=2, padding=1, groups=4)
+    def forward(self, x):
+        return self.c(F.relu(self.b(F.relu(self.a(x)))))
+""", [((1, 1, 9, 11), F, "cl")], True, None),
 }
 
 HEADER = "import torch\nimport torch.nn.functional as F\n"

@@ -12,6 +12,13 @@
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
 #define CM_MVE 1
+/* GCC's induction-variable pass turns the post-incremented vector loads of several streams into one
+ * shared index and a subtraction per load (MVE has no register-offset vector load): off for the hot loops. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CM_HOT __attribute__((noinline, optimize("no-ivopts")))
+#else
+#define CM_HOT __attribute__((noinline))
+#endif
 #endif
 
 /* ---------------------------------------------------------------- scalar helpers */
@@ -98,9 +105,33 @@ static inline int8_t cm_quantize_one(float x, float inv, int32_t zp, int32_t qmi
 
 /* ---------------------------------------------------------------- argument helpers */
 
-static bool int_arg(const et_value *v, int32_t *out) {
-  if (!v || (v->tag != ET_TAG_INT && v->tag != ET_TAG_BOOL)) return false;
-  *out = (int32_t)et_value_as_int(v);
+static inline bool int_arg(const et_value *v, int32_t *out) {
+  if (!v) return false;
+  if (v->tag == ET_TAG_INT) { *out = (int32_t)v->u.i; return true; }
+  if (v->tag == ET_TAG_BOOL) { *out = v->u.b ? 1 : 0; return true; }
+  return false;
+}
+
+/* et_arg_tensor's checks, inline: the per-call argument work counts for the small layers */
+static inline uint32_t numel32(const et_tensor *t) {
+  uint32_t n = 1;  /* the loader guarantees numel < 2^32 */
+  for (uint32_t d = 0; d < t->ndim; d++) n *= (uint32_t)t->sizes[d];
+  return n;
+}
+static inline et_status arg_tensor(et_kctx *ctx, et_value *const *args, uint32_t i, et_tensor **t) {
+  const et_value *v = args[i];
+  if (!v || v->tag != ET_TAG_TENSOR || !v->u.t || (!v->u.t->data && numel32(v->u.t) > 0) ||
+      !et_dtype_size(v->u.t->dtype)) {
+    ctx->err_detail = i;
+    return ET_ERR_INVALID_ARGUMENT;
+  }
+  *t = v->u.t;
+  return ET_OK;
+}
+__attribute__((always_inline)) static inline bool contiguous(const et_tensor *t) {
+  if (!t->dim_order) return true;
+  for (uint32_t d = 0; d < t->ndim; d++)
+    if (t->dim_order[d] != d) return false;
   return true;
 }
 
@@ -114,7 +145,7 @@ static bool pair_arg(const et_value *v, int32_t *out) {
   return true;
 }
 
-#define ARG_TENSOR(i, t) do { et_status s_ = et_arg_tensor(ctx, args, (i), &(t)); if (s_) return s_; } while (0)
+#define ARG_TENSOR(i, t) do { et_status s_ = arg_tensor(ctx, args, (i), &(t)); if (s_) return s_; } while (0)
 #define ARG_INT(i, x) do { if (!int_arg(args[i], &(x))) { ctx->err_detail = (i); return ET_ERR_INVALID_ARGUMENT; } } while (0)
 #define BAD(i) do { ctx->err_detail = (i); return ET_ERR_INVALID_ARGUMENT; } while (0)
 
@@ -240,7 +271,107 @@ static inline int32_t sum_s8(const int8_t *a, int32_t n) {
   return acc;
 }
 
+/* ---------------------------------------------------------------- vector requantisation */
+
+#ifdef CM_MVE
+/* cm_requant on four lanes, exact when mult > 0 and shift is in [-31, -1] (the usual case: a scale
+ * below one half); callers check that and keep the scalar path otherwise.
+ * vqrdmulh is (2ab + 2^31) >> 32 = (ab + 2^30) >> 31, with no saturation unless both are INT32_MIN.
+ * vrshl by -rs rounds half up; subtracting 1 from negative values first makes it round half away from
+ * zero. With mult > 0 the product has the sign of acc (or is 0, where -1 still rounds to 0 for rs >= 1),
+ * so the sign is taken from acc, before the multiply. */
+static inline int32x4_t cm_requant_v(int32x4_t acc, int32x4_t mult, int32x4_t nrs) {
+  int32x4_t r = vaddq_s32(vqrdmulhq_s32(acc, mult), vshrq_n_s32(acc, 31));
+  return vrshlq_s32(r, nrs);
+}
+static inline int32x4_t cm_requant_vn(int32x4_t acc, int32_t mult, int32_t nrs) {
+  int32x4_t r = vaddq_s32(vqrdmulhq_n_s32(acc, mult), vshrq_n_s32(acc, 31));
+  return vrshlq_n_s32(r, nrs);
+}
+static inline bool cm_vec_requant_ok(int32_t mult, int32_t shift) { return mult > 0 && shift <= -1 && shift >= -31; }
+#endif
+
 /* ---------------------------------------------------------------- linear */
+
+#ifdef CM_MVE
+/* Column constants without kernel sums: io * sum(w_n) + K*io*fo (+ bias), four columns from n
+ * (rows past N repeat the last one). */
+static int32x4_t qlinear_cols(const int8_t *wd, const int32_t *bd, int32_t n, int32_t N, int32_t K, int32_t in_off,
+                              int32_t f_off) {
+  int32_t c[4];
+  for (int32_t i = 0; i < 4; i++) {
+    int32_t r = n + i < N ? n + i : N - 1;
+    uint32_t v = (uint32_t)in_off * (uint32_t)sum_s8(wd + (ptrdiff_t)r * K, K) +
+                 (uint32_t)K * (uint32_t)in_off * (uint32_t)f_off;
+    if (bd) v += (uint32_t)bd[r];
+    c[i] = (int32_t)v;
+  }
+  return vld1q_s32(c);
+}
+
+/* d[0..4] = x . w_i for five weight rows of length K > 0 (one input load feeds five vmladava).
+ * The K % 16 remainder (or a last full 16) is done first, with the input predicated: the weights
+ * then load whole vectors without reading past their row (K >= 16), and the rest are whole trips. */
+CM_HOT static void dot5_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, const int8_t *w2, const int8_t *w3,
+                           const int8_t *w4, int32_t K, int32_t *d) {
+  int32_t r = ((K - 1) & 15) + 1, a0, a1, a2, a3, a4;
+  mve_pred16_t p = vctp8q((uint32_t)r);
+  int8x16_t vx = vld1q_z_s8(x, p);
+  if (K >= 16) {
+    a0 = vmladavq_s8(vx, vld1q_s8(w0)); a1 = vmladavq_s8(vx, vld1q_s8(w1)); a2 = vmladavq_s8(vx, vld1q_s8(w2));
+    a3 = vmladavq_s8(vx, vld1q_s8(w3)); a4 = vmladavq_s8(vx, vld1q_s8(w4));
+  } else {
+    a0 = vmladavq_s8(vx, vld1q_z_s8(w0, p)); a1 = vmladavq_s8(vx, vld1q_z_s8(w1, p));
+    a2 = vmladavq_s8(vx, vld1q_z_s8(w2, p)); a3 = vmladavq_s8(vx, vld1q_z_s8(w3, p));
+    a4 = vmladavq_s8(vx, vld1q_z_s8(w4, p));
+  }
+  x += r; w0 += r; w1 += r; w2 += r; w3 += r; w4 += r;
+  for (int32_t n = (K - r) >> 4; n > 0; n--) {
+    vx = vld1q_s8(x);
+    a0 = vmladavaq_s8(a0, vx, vld1q_s8(w0));
+    a1 = vmladavaq_s8(a1, vx, vld1q_s8(w1));
+    a2 = vmladavaq_s8(a2, vx, vld1q_s8(w2));
+    a3 = vmladavaq_s8(a3, vx, vld1q_s8(w3));
+    a4 = vmladavaq_s8(a4, vx, vld1q_s8(w4));
+    x += 16; w0 += 16; w1 += 16; w2 += 16; w3 += 16; w4 += 16;
+  }
+  d[0] = a0; d[1] = a1; d[2] = a2; d[3] = a3; d[4] = a4;
+}
+
+/* The Helium linear, per input row and block of up to 64 output columns: the dot products five
+ * columns at a time (columns past the block repeat its last one), then the column constants
+ * (kernel sums, or zero-point terms and bias) added and the block requantised four lanes at a time.
+ * Needs K > 0 and cm_vec_requant_ok(mult, shift). */
+static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, const int32_t *kd, int8_t *y,
+                        int32_t M, int32_t N, int32_t K, int32_t in_off, int32_t f_off, int32_t out_off,
+                        int32_t mult, int32_t shift, int32_t amin, int32_t amax) {
+  int32_t d[64 + 5];
+  const int32x4_t vlo = vdupq_n_s32(amin), vhi = vdupq_n_s32(amax);
+  for (int32_t m = 0; m < M; m++, x += K, y += N) {
+    /* f_off * sum(x): zero in the usual symmetric-weight case */
+    const int32_t fx = f_off ? (int32_t)((uint32_t)f_off * (uint32_t)sum_s8(x, K)) : 0;
+    for (int32_t nb = 0; nb < N; nb += 64) {
+      const int32_t nn = N - nb < 64 ? N - nb : 64;
+      const int8_t *wb = wd + (ptrdiff_t)nb * K;
+      for (int32_t n = 0; n < nn; n += 5) {
+        const int32_t left = nn - n;
+        const int8_t *w0 = wb + (ptrdiff_t)n * K, *w1 = left > 1 ? w0 + K : w0, *w2 = left > 2 ? w1 + K : w1,
+                     *w3 = left > 3 ? w2 + K : w2, *w4 = left > 4 ? w3 + K : w3;
+        dot5_s8(x, w0, w1, w2, w3, w4, K, d + n);
+      }
+      for (int32_t n = 0; n < nn; n += 4) {
+        mve_pred16_t pn = vctp32q((uint32_t)(nn - n));
+        int32x4_t cst = kd ? vld1q_z_s32(kd + nb + n, pn) : qlinear_cols(wd, bd, nb + n, N, K, in_off, f_off);
+        /* wrapping sums, like the 32-bit accumulator of the reference */
+        int32x4_t acc = vaddq_s32(vaddq_s32(vld1q_s32(d + n), cst), vdupq_n_s32(fx));
+        int32x4_t r = cm_requant_vn(acc, mult, shift);
+        r = vminq_s32(vmaxq_s32(vqaddq_n_s32(r, out_off), vlo), vhi);
+        vstrbq_p_s32(y + nb + n, r, pn);
+      }
+    }
+  }
+}
+#endif
 
 /* quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset,
  *   int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts,
@@ -262,20 +393,27 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   if (in->dtype != ET_CHAR || w->dtype != ET_CHAR || out->dtype != ET_CHAR || w->ndim != 2 || in->ndim < 1) BAD(0);
   int32_t K = w->sizes[1], N = w->sizes[0];
   if (in->sizes[in->ndim - 1] != K) BAD(0);
-  if (bias && (bias->dtype != ET_INT || et_numel(bias) != N)) BAD(2);
-  if (ksum && (ksum->dtype != ET_INT || et_numel(ksum) != N)) BAD(3);
-  if (!et_is_contiguous(in) || !et_is_contiguous(w)) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
+  if (bias && (bias->dtype != ET_INT || numel32(bias) != (uint32_t)N)) BAD(2);
+  if (ksum && (ksum->dtype != ET_INT || numel32(ksum) != (uint32_t)N)) BAD(3);
+  if (!contiguous(in) || !contiguous(w)) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
   int32_t os[ET_MAX_DIMS];
   for (uint32_t d = 0; d < in->ndim; d++) os[d] = in->sizes[d];
   os[in->ndim - 1] = N;
   et_status st = et_resize(out, in->ndim, os);
   if (st) { ctx->err_detail = 11; return st; }
-  if (!et_is_contiguous(out)) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
-  /* 32-bit division: numel < 2^32 (the loader checks), and a 64-bit one is a libgcc call */
-  int32_t M = K > 0 ? (int32_t)((uint32_t)et_numel(in) / (uint32_t)K) : 0;
+  if (!contiguous(out)) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
+  uint32_t rows = 1;  /* the leading dims: numel(in) / K without a division */
+  for (uint32_t d = 0; d + 1 < in->ndim; d++) rows *= (uint32_t)in->sizes[d];
+  int32_t M = K ? (int32_t)rows : 0;
   const int8_t *x = (const int8_t *)in->data, *wd = (const int8_t *)w->data;
   const int32_t *bd = bias ? (const int32_t *)bias->data : NULL, *kd = ksum ? (const int32_t *)ksum->data : NULL;
   int8_t *y = (int8_t *)out->data;
+#ifdef CM_MVE
+  if (cm_vec_requant_ok(mult, shift) && K > 0) {
+    qlinear_mve(x, wd, bd, kd, y, M, N, K, in_off, f_off, out_off, mult, shift, amin, amax);
+    return ET_OK;
+  }
+#endif
   for (int32_t m = 0; m < M; m++) {
     const int8_t *xr = x + (ptrdiff_t)m * K;
     int32_t xsum = sum_s8(xr, K);
@@ -312,7 +450,104 @@ typedef struct {
   const int32_t *bias, *mult, *shift;
 } qconv;
 
+#ifdef CM_MVE
+/* Depthwise on Helium, for groups of four output channels that read one input channel (depth
+ * multiplier a multiple of 4), up to 16 taps, NHWC-contiguous output channels: per output pixel, one
+ * byte gather of the window (tap offsets in a vector), a vmladav per channel against weight vectors
+ * kept in registers, the four requantised together. The input offset is folded in as
+ * in_off * sum(w) per channel; taps in the padding read as -in_off (their term then cancels).
+ * Returns false (nothing written) when the call is outside that case. */
+CM_HOT static bool qdw_mve(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t KH = c->KH, KW = c->KW, T = KH * KW, O = c->y.c, OW = c->y.w;
+  if (!c->depthwise || c->opg % 4 || T > 16 || T < 1 || c->y.sc != 1 || c->x.sh <= 0 || c->x.sw <= 0 || OW > 256)
+    return false;
+  if (c->in_off < -127 || c->in_off > 128) return false;  /* -in_off must be an int8 */
+  uint8_t offs[16] = {0};
+  for (int32_t kh = 0; kh < KH; kh++)
+    for (int32_t kw = 0; kw < KW; kw++) {
+      int64_t off = (int64_t)kh * c->dh * c->x.sh + (int64_t)kw * c->dw * c->x.sw;
+      if (off > 255) return false;
+      offs[kh * KW + kw] = (uint8_t)off;
+    }
+  for (int32_t oc = 0; oc < O; oc++)
+    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
+  /* taps inside the input, per output column (bit t = tap t, as the byte-lane predicate) */
+  uint32_t colbits[16] = {0}, rowbits = (1u << KW) - 1u;  /* taps of kernel column kw / of kernel row 0 */
+  for (int32_t kw = 0; kw < KW; kw++)
+    for (int32_t kh = 0; kh < KH; kh++) colbits[kw] |= 1u << (kh * KW + kw);
+  uint16_t colm[256];
+  for (int32_t ow = 0; ow < OW; ow++) {
+    uint32_t m = 0;
+    for (int32_t kw = 0, iw = ow * c->sw - c->pw; kw < KW; kw++, iw += c->dw)
+      if (iw >= 0 && iw < c->x.w) m |= colbits[kw];
+    colm[ow] = (uint16_t)m;
+  }
+  const uint16_t full = (uint16_t)((1u << T) - 1u);
+  const uint8x16_t voff = vld1q_u8(offs);
+  const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
+  const int32_t amin = c->amin, amax = c->amax, out_off = c->out_off;
+  const bool sat8 = amin == -128 && amax == 127;
+  const uintptr_t xstep = (uintptr_t)((ptrdiff_t)c->sw * c->x.sw);
+  const ptrdiff_t ystep = c->y.sw;
+  for (int32_t oc0 = 0; oc0 < O; oc0 += 4) {
+    const int32_t ic = oc0 / c->opg;
+    int8_t wt[4][16] = {{0}};
+    int32_t cst[4], mu[4], sh[4];
+    for (int32_t i = 0; i < 4; i++) {
+      uint32_t sw = 0;
+      for (int32_t t = 0; t < T; t++) {
+        wt[i][t] = c->w[(ptrdiff_t)t * O + oc0 + i];
+        sw += (uint32_t)(int32_t)wt[i][t];
+      }
+      cst[i] = (int32_t)((c->bias ? (uint32_t)c->bias[oc0 + i] : 0u) + (uint32_t)c->in_off * sw);
+      mu[i] = c->mult[oc0 + i];
+      sh[i] = c->shift[oc0 + i];
+    }
+    const int8x16_t w0 = vld1q_s8(wt[0]), w1 = vld1q_s8(wt[1]), w2 = vld1q_s8(wt[2]), w3 = vld1q_s8(wt[3]);
+    const int32x4_t vc = vld1q_s32(cst), vm = vld1q_s32(mu), vs = vld1q_s32(sh);
+    for (int32_t n = 0; n < c->y.n; n++)
+      for (int32_t oh = 0; oh < c->y.h; oh++) {
+        const int32_t ih0 = oh * c->sh - c->ph;
+        uint32_t rowm = 0;
+        for (int32_t kh = 0, ih = ih0; kh < KH; kh++, ih += c->dh)
+          if (ih >= 0 && ih < c->x.h) rowm |= rowbits << (kh * KW);
+        /* window origin of column 0; it may lie before the tensor (padding): only taps inside are read */
+        uintptr_t xb = (uintptr_t)(x + n * c->x.sn + ic * c->x.sc) +
+                       (uintptr_t)((ptrdiff_t)ih0 * c->x.sh - (ptrdiff_t)c->pw * c->x.sw);
+        int8_t *yo = y + n * c->y.sn + oh * c->y.sh + oc0;
+        for (int32_t ow = 0; ow < OW; ow++, xb += xstep, yo += ystep) {
+          const uint16_t m = (uint16_t)(rowm & colm[ow]);
+          int8x16_t win;
+          if (m == full) {
+            win = vldrbq_gather_offset_s8((const int8_t *)xb, voff);
+          } else {
+            win = vldrbq_gather_offset_z_s8((const int8_t *)xb, voff, m);
+            win = vpselq_s8(win, vpad, m);
+          }
+          int32x4_t acc = vdupq_n_s32(vmladavq_s8(win, w0));
+          acc = vsetq_lane_s32(vmladavq_s8(win, w1), acc, 1);
+          acc = vsetq_lane_s32(vmladavq_s8(win, w2), acc, 2);
+          acc = vsetq_lane_s32(vmladavq_s8(win, w3), acc, 3);
+          int32x4_t r = vqaddq_n_s32(cm_requant_v(vaddq_s32(acc, vc), vm, vs), out_off);
+          if (sat8) {
+            /* the int8 clamp as two saturating narrows: the low byte of each lane is what is stored */
+            r = vreinterpretq_s32_s8(vqmovnbq_s16(vreinterpretq_s8_s32(r),
+                                                  vqmovnbq_s32(vreinterpretq_s16_s32(r), r)));
+          } else {
+            r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(amin)), vdupq_n_s32(amax));
+          }
+          vstrbq_s32(yo, r);
+        }
+      }
+  }
+  return true;
+}
+#endif
+
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
+#ifdef CM_MVE
+  if (qdw_mve(c, x, y)) return;
+#endif
   const int32_t O = c->y.c;
   /* dense NHWC input, one group, unit column dilation: the kw taps of a row are contiguous */
   const bool merge = !c->depthwise && c->cpg == c->x.c && c->x.sc == 1 && c->x.sw == c->x.c && c->dw == 1;
