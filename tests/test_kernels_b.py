@@ -507,24 +507,12 @@ def test_cross_compile_clean(target, tmp_path):
 def test_cases_on_corstone300():
     """All cases in one image on the Cortex-M55 (QEMU mps3-an547): the Helium paths only run there.
     Outputs of each program's bundled case against the same references as on the host."""
-    from conftest import need_tool
-    from etdeploy import config
-    from support.boardrun import build_and_run
-    b = config.load_board("corstone300")
-    tc = config.board_toolchain(b, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    need_tool(b.emulator.binary, b.emulator.package)
+    from support.boardrun import outputs_per_program
+    from test_models_boards import require_board
+    require_board("corstone300")
     names = sorted(CASES)
     dirs = [_export(n) for n in names]
-    doc = build_and_run("corstone300", ",".join(str(d / "m.bpte") for d in dirs), "rtol=1e-4", "atol=1e-4",
-                        timeout=1200)
-    assert doc.get("outputs"), f"no outputs: {doc.get('reason')}\n{doc['_stdout'][-2000:]}{doc['_stderr'][-2000:]}"
-    assert not doc.get("errors"), f"{doc.get('errors')}\n{doc['_stdout'][-2000:]}"
-    for pi, (name, d) in enumerate(zip(names, dirs)):
-        outs = [(o, a) for o, a in zip(doc["outputs"], doc["arrays"]) if o["program"] == pi and o["method"] == "forward"]
-        last = max(o.get("case", 0) or 0 for o, _ in outs) if outs else 0
-        ours = [a for o, a in sorted(((o, a) for o, a in outs if (o.get("case", 0) or 0) == last),
-                                     key=lambda oa: oa[0]["index"])]
+    per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=1e-4", "atol=1e-4")
+    for name, d, ours in zip(names, dirs, per):
         z = np.load(d / "ref.npz")
         _compare(ours, [z[f"arr_{i}"] for i in range(len(z.files))], f"corstone300/{name}", CASES[name][3])

@@ -27,3 +27,18 @@ def build_and_run(board: str, pte: Path | str, *opts: str, timeout: float = 600)
     doc["arrays"] = [np.load(run_dir / o["file"]) if "file" in o else np.asarray(o.get("values"))
                      for o in doc.get("outputs", [])]
     return doc
+
+
+def outputs_per_program(board: str, bptes: list, *opts: str, timeout: float = 1200) -> list[list[np.ndarray]]:
+    """One image with every bundle, run once: for each program, the forward outputs of its last
+    bundled case, in output order. Fails on an image that gave no outputs or reported errors."""
+    doc = build_and_run(board, ",".join(str(b) for b in bptes), *opts, timeout=timeout)
+    assert doc.get("outputs"), f"no outputs: {doc.get('reason')}\n{doc['_stdout'][-2000:]}{doc['_stderr'][-2000:]}"
+    assert not doc.get("errors"), f"{doc.get('errors')}\n{doc['_stdout'][-2000:]}"
+    per = []
+    for pi in range(len(bptes)):
+        outs = [(o, a) for o, a in zip(doc["outputs"], doc["arrays"]) if o["program"] == pi and o["method"] == "forward"]
+        last = max((o.get("case") or 0 for o, _ in outs), default=0)
+        per.append([a for o, a in sorted(((o, a) for o, a in outs if (o.get("case") or 0) == last),
+                                         key=lambda oa: oa[0]["index"])])
+    return per
