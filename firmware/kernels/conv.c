@@ -1,12 +1,60 @@
 /* aten::convolution.out: direct 1-d / 2-d convolution, float32, any stride / padding / dilation /
- * groups (depthwise included), optional bias, any dim order (NCHW contiguous is the fast path).
- * No scratch: every (in-channel, kh, kw) tap adds a scaled input row into the output row, so the
- * inner loop is a contiguous AXPY over output columns (vectorises with MVE / NEON). */
+ * groups (depthwise included), optional bias, any dim order.
+ *
+ * Main path: for one output row, the input rows it reads are copied into a small zero-padded patch
+ * on the stack (padding and dim order are dealt with once there, not per tap); then each output
+ * channel keeps a chunk of up to 16 output columns in registers across all its (in-channel, kh, kw)
+ * taps: per tap one weight load, then one load and one FMA per 4 columns, no bounds checks. Rows of
+ * kh inside the vertical padding are skipped. With stride 1 along W one patch row serves every kw
+ * (shifted by kw * dilation); with a larger stride each (kh, kw) gets its own patch row (im2col of
+ * one output row). Kernels too large for the patch take the fallback: each tap adds a scaled input
+ * row into the output row (AXPY over output columns). */
 #include "et_kernel.h"
 #include "kernel_util.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 #include <arm_mve.h>
+#define CONV_MVE 1
+#endif
+
+typedef struct {
+  int32_t N, C, H, W, O, KH, KW, OH, OW, G;
+  int32_t sh, sw, ph, pw, dh, dw;
+  ptrdiff_t is[4], ws[4], os[4]; /* element strides in (n, c, h, w) order */
+} conv_geo;
+
+static bool get_pair(const et_value *v, uint32_t nsp, int32_t *out, int32_t dflt) {
+  uint32_t len;
+  if (!v || v->tag != ET_TAG_INT_LIST) return false;
+  const int64_t *p = et_int_list(v, &len);
+  if (len == 0) { out[0] = out[1] = dflt; return true; }
+  if (nsp == 1) { out[0] = dflt == 0 ? 0 : 1; out[1] = (int32_t)p[0]; return len == 1 && p[0] == out[1]; }
+  if (len == 1) { out[0] = out[1] = (int32_t)p[0]; return p[0] == out[0]; }
+  out[0] = (int32_t)p[0]; out[1] = (int32_t)p[1];
+  return len == 2 && p[0] == out[0] && p[1] == out[1];
+}
+
+/* strides of t in (n, c, h, w) order; a 3-d tensor gets h stride 0 (h == 1) */
+static void nchw_strides(const et_tensor *t, ptrdiff_t *s) {
+  ptrdiff_t st[ET_MAX_DIMS];
+  et_tensor_strides(t, st);
+  if (t->ndim == 4) { s[0] = st[0]; s[1] = st[1]; s[2] = st[2]; s[3] = st[3]; }
+  else { s[0] = st[0]; s[1] = st[1]; s[2] = 0; s[3] = st[2]; }
+}
+
+/* first and one-past-last i < n with i*s + off in [0, W) */
+static void col_range(int32_t off, int32_t s, int32_t W, int32_t n, int32_t *lo, int32_t *hi) {
+  int32_t a = 0;
+  if (off < 0) a = (-off + s - 1) / s;
+  int32_t b = (W - 1 - off) >= 0 ? (W - 1 - off) / s + 1 : 0;
+  if (b > n) b = n;
+  if (a > b) a = b;
+  *lo = a; *hi = b;
+}
+
+/* ------------------------------------------------------------------ fallback: AXPY per tap */
+
+#ifdef CONV_MVE
 /* y[i] += a * x[i] with Helium (4 lanes, tail predicated) */
 static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
   int32_t i = 0;
@@ -22,42 +70,7 @@ static inline void axpy_f32(float *y, const float *x, float a, int32_t n) {
 }
 #endif
 
-typedef struct {
-  int32_t N, C, H, W, O, KH, KW, OH, OW, G;
-  int32_t sh, sw, ph, pw, dh, dw;
-  ptrdiff_t is[4], ws[4], os[4]; /* element strides in (n, c, h, w) order */
-} conv_geo;
-
-static bool get_pair(const et_value *v, uint32_t nsp, int32_t *out, int32_t dflt) {
-  uint32_t len;
-  if (!v || v->tag != ET_TAG_INT_LIST) return false;
-  const int64_t *p = et_int_list(v, &len);
-  if (len == 0) { out[0] = out[1] = dflt; return true; }
-  if (nsp == 1) { out[0] = dflt == 0 ? 0 : 1; out[1] = (int32_t)p[0]; return len == 1; }
-  if (len == 1) { out[0] = out[1] = (int32_t)p[0]; return true; }
-  out[0] = (int32_t)p[0]; out[1] = (int32_t)p[1];
-  return len == 2;
-}
-
-/* strides of t in (n, c, h, w) order; a 3-d tensor gets h stride 0 (h == 1) */
-static void nchw_strides(const et_tensor *t, ptrdiff_t *s) {
-  ptrdiff_t st[ET_MAX_DIMS];
-  et_tensor_strides(t, st);
-  if (t->ndim == 4) { s[0] = st[0]; s[1] = st[1]; s[2] = st[2]; s[3] = st[3]; }
-  else { s[0] = st[0]; s[1] = st[1]; s[2] = 0; s[3] = st[2]; }
-}
-
-/* first and one-past-last output column whose input column ow*s + off lies in [0, W) */
-static void col_range(int32_t off, int32_t s, int32_t W, int32_t OW, int32_t *lo, int32_t *hi) {
-  int32_t a = 0;
-  if (off < 0) a = (-off + s - 1) / s;
-  int32_t b = (W - 1 - off) >= 0 ? (W - 1 - off) / s + 1 : 0;
-  if (b > OW) b = OW;
-  if (a > b) a = b;
-  *lo = a; *hi = b;
-}
-
-static void conv_f32(const conv_geo *g, const float *x, const float *w, const float *bias, float *y) {
+static void conv_f32_axpy(const conv_geo *g, const float *x, const float *w, const float *bias, float *y) {
   const int32_t cpg = g->C / g->G, opg = g->O / g->G;
   for (int32_t n = 0; n < g->N; n++) {
     for (int32_t oc = 0; oc < g->O; oc++) {
@@ -94,6 +107,303 @@ static void conv_f32(const conv_geo *g, const float *x, const float *w, const fl
   }
 }
 
+/* ------------------------------------------------------------------ main path: patch + register chunks */
+
+#define CONV_PATCH 512 /* floats of stack for the patch (2 KiB) */
+#define CONV_CHUNK 16  /* output columns held in registers */
+
+/* Output rows [r, r + nrow) of output channels [o, o + noc), one chunk of columns, over one patch.
+ * For the first row, tap (ci, kh, kw) reads the patch at P + ci * RSc + kh * RSh + kw * KS (+ column)
+ * and its weight at wo + o * ws0 + ci * ws1 + kh * ws2 + kw * ws3 (P and wo already at the first
+ * kh in use); each further output row moves P by prow. The chunk of output channel o, row r is at
+ * dst + o * ys1 + r * yrow (columns contiguous): it starts from bias[o] (0 without bias) or, with
+ * accum, from what dst holds. */
+typedef struct {
+  const float *wo, *bias;
+  ptrdiff_t RSc, RSh, KS, prow, ws0, ws1, ws2, ws3, ys1, yrow;
+  int32_t nci, nkh, KW, noc, nrow, accum;
+} conv_taps;
+
+#ifdef CONV_MVE
+/* NV vectors of 4 columns, the last one predicated to nvalid columns for the init load and the store
+ * (patch loads need no predicate: patch rows are padded to whole vectors). K3: KW == 3 with KS ==
+ * ws3 == 1 (stride and dilation 1 along W, contiguous weights): a row's three taps load with
+ * immediate offsets from one patch pointer and one weight pointer. */
+static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t, const float *P, float *dst,
+                                                             int32_t nvalid, int NV, int K3) {
+  const mve_pred16_t pt = vctp32q((uint32_t)(nvalid - 4 * (NV - 1)));
+  const ptrdiff_t RSh = t->RSh, KS = t->KS, ws2 = t->ws2, ws3 = t->ws3;
+  const int32_t nkh = t->nkh, nrows = t->nci * nkh;
+  const ptrdiff_t wjump = t->ws1 - nkh * ws2, pjump = t->RSc - nkh * RSh;
+  const float *wo = t->wo, *bp = t->bias;
+  for (int32_t o = t->noc; o > 0; o--, wo += t->ws0, dst += t->ys1) {
+    const float b = bp ? *bp++ : 0.0f;
+    const float *prw = P;
+    float *yr = dst;
+    for (int32_t r = t->nrow; r > 0; r--, prw += t->prow, yr += t->yrow) {
+      float32x4_t a0, a1, a2, a3;
+      a0 = a1 = a2 = a3 = vdupq_n_f32(b);
+      if (t->accum) {
+        if (NV > 0) a0 = NV == 1 ? vld1q_z_f32(yr, pt) : vld1q_f32(yr);
+        if (NV > 1) a1 = NV == 2 ? vld1q_z_f32(yr + 4, pt) : vld1q_f32(yr + 4);
+        if (NV > 2) a2 = NV == 3 ? vld1q_z_f32(yr + 8, pt) : vld1q_f32(yr + 8);
+        if (NV > 3) a3 = vld1q_z_f32(yr + 12, pt);
+      }
+#define CONV_MAC(p, w)                                        \
+  do {                                                        \
+    if (NV > 0) a0 = vfmaq_n_f32(a0, vld1q_f32((p)), (w));      \
+    if (NV > 1) a1 = vfmaq_n_f32(a1, vld1q_f32((p) + 4), (w));  \
+    if (NV > 2) a2 = vfmaq_n_f32(a2, vld1q_f32((p) + 8), (w));  \
+    if (NV > 3) a3 = vfmaq_n_f32(a3, vld1q_f32((p) + 12), (w)); \
+  } while (0)
+      /* (ci, kh) rows in one loop: a nested ci loop costs more than the jump at each ci's end */
+      const float *wr = wo, *pr = prw;
+      for (int32_t i = nrows, kh = nkh; i > 0; i--) {
+        if (K3) {
+          const float w0 = wr[0], w1 = wr[1], w2 = wr[2];
+          CONV_MAC(pr, w0);
+          CONV_MAC(pr + 1, w1);
+          CONV_MAC(pr + 2, w2);
+        } else {
+          const float *wk = wr, *pk = pr;
+          for (int32_t kw = t->KW; kw > 0; kw--, wk += ws3, pk += KS) CONV_MAC(pk, *wk);
+        }
+        wr += ws2;
+        pr += RSh;
+        if (--kh == 0) {
+          kh = nkh;
+          wr += wjump;
+          pr += pjump;
+        }
+      }
+#undef CONV_MAC
+      if (NV > 0) { if (NV == 1) vst1q_p_f32(yr, a0, pt); else vst1q_f32(yr, a0); }
+      if (NV > 1) { if (NV == 2) vst1q_p_f32(yr + 4, a1, pt); else vst1q_f32(yr + 4, a1); }
+      if (NV > 2) { if (NV == 3) vst1q_p_f32(yr + 8, a2, pt); else vst1q_f32(yr + 8, a2); }
+      if (NV > 3) vst1q_p_f32(yr + 12, a3, pt);
+    }
+  }
+}
+#else
+/* Portable: 4 * NV accumulators (registers on FPU targets, vectors where the compiler can). */
+static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t, const float *P, float *dst,
+                                                             int32_t nvalid, int NV, int K3) {
+  const ptrdiff_t RSh = t->RSh, KS = K3 ? 1 : t->KS, ws2 = t->ws2, ws3 = K3 ? 1 : t->ws3;
+  const float *wo = t->wo, *bp = t->bias;
+  for (int32_t o = t->noc; o > 0; o--, wo += t->ws0, dst += t->ys1) {
+    const float b = bp ? *bp++ : 0.0f;
+    const float *prw = P;
+    float *yr = dst;
+    for (int32_t r = t->nrow; r > 0; r--, prw += t->prow, yr += t->yrow) {
+      float a[CONV_CHUNK];
+      for (int j = 0; j < 4 * NV; j++) a[j] = b;
+      if (t->accum)
+        for (int j = 0; j < 4 * NV; j++) a[j] = j < nvalid ? yr[j] : 0.0f;
+      const float *wc = wo, *pc = prw;
+      for (int32_t ci = t->nci; ci > 0; ci--, wc += t->ws1, pc += t->RSc) {
+        const float *wr = wc, *pr = pc;
+        for (int32_t kh = t->nkh; kh > 0; kh--, wr += ws2, pr += RSh) {
+          const float *wk = wr, *pk = pr;
+          for (int32_t kw = K3 ? 3 : t->KW; kw > 0; kw--, wk += ws3, pk += KS) {
+            const float wv = *wk;
+            for (int j = 0; j < 4 * NV; j++) a[j] += wv * pk[j];
+          }
+        }
+      }
+      for (int j = 0; j < 4 * NV; j++)
+        if (j < nvalid) yr[j] = a[j];
+    }
+  }
+}
+#endif
+
+/* One out-of-line copy per shape, so that each tap loop gets the registers to itself. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* GCC's pre-allocation scheduling hoists the patch loads of a whole row and spills vectors */
+#define CONV_NOSCHED __attribute__((optimize("no-schedule-insns")))
+#else
+#define CONV_NOSCHED
+#endif
+#define CONV_CHUNK_FN(NV, K3)                                                                          \
+  static __attribute__((noinline)) CONV_NOSCHED void conv_chunk_##NV##_##K3(                           \
+      const conv_taps *t, const float *P, float *dst, int32_t nvalid) {                                \
+    conv_chunk(t, P, dst, nvalid, NV, K3);                                                             \
+  }
+CONV_CHUNK_FN(4, 1) CONV_CHUNK_FN(3, 1) CONV_CHUNK_FN(2, 1) CONV_CHUNK_FN(1, 1)
+CONV_CHUNK_FN(4, 0) CONV_CHUNK_FN(3, 0) CONV_CHUNK_FN(2, 0) CONV_CHUNK_FN(1, 0)
+
+typedef void (*conv_chunk_fn)(const conv_taps *, const float *, float *, int32_t);
+static const conv_chunk_fn conv_chunks[2][4] = {
+    {conv_chunk_1_0, conv_chunk_2_0, conv_chunk_3_0, conv_chunk_4_0},
+    {conv_chunk_1_1, conv_chunk_2_1, conv_chunk_3_1, conv_chunk_4_1},
+};
+
+/* n floats of dst = x[start + i] for i in [lo, hi) (contiguous input), 0 elsewhere */
+static void patch_row_unit(float *dst, const float *x, int32_t lo, int32_t hi, int32_t n) {
+  int32_t i = 0;
+  for (; i < lo; i++) dst[i] = 0.0f;
+#ifdef CONV_MVE
+  for (; i + 4 <= hi; i += 4) vst1q_f32(dst + i, vld1q_f32(x + i));
+  if (i < hi) {
+    const mve_pred16_t p = vctp32q((uint32_t)(hi - i));
+    vst1q_p_f32(dst + i, vld1q_z_f32(x + i, p), p);
+    i = hi;
+  }
+#else
+  for (; i < hi; i++) dst[i] = x[i];
+#endif
+  for (; i < n; i++) dst[i] = 0.0f;
+}
+
+/* dst[i] = x[(start + i * step) * xs] where 0 <= start + i * step < W, else 0, for i < n */
+static void patch_row(float *dst, const float *xr, int32_t start, int32_t step, int32_t n, int32_t W,
+                      ptrdiff_t xs) {
+  int32_t lo, hi;
+  col_range(start, step, W, n, &lo, &hi);
+  if (step == 1 && xs == 1) {
+    patch_row_unit(dst, xr + start, lo, hi, n);
+    return;
+  }
+  int32_t i = 0;
+  for (; i < lo; i++) dst[i] = 0.0f;
+  for (; i < hi; i++) dst[i] = xr[(ptrdiff_t)(start + i * step) * xs];
+  for (; i < n; i++) dst[i] = 0.0f;
+}
+
+/* Patch layout: bands of OHB output rows; for a block of CB in-channels the patch holds the input
+ * rows the band reads (BR at most), each as KWR patch rows of PWd floats (KWR = 1 with stride 1
+ * along W: kw then shifts by kw * dw; else one im2col row per kw). */
+typedef struct {
+  int32_t shared, KWR, WW, PWd, CB, OHB, BR;
+} conv_plan;
+
+/* input rows read by nr consecutive output rows (at most H) */
+static int32_t band_rows(const conv_geo *g, int32_t nr) {
+  const int64_t r = (int64_t)(nr - 1) * g->sh + (int64_t)(g->KH - 1) * g->dh + 1;
+  return r < g->H ? (int32_t)r : g->H;
+}
+
+/* false when even one in-channel, one output row and 4 columns do not fit */
+static bool plan_patch(const conv_geo *g, conv_plan *pl) {
+  const int32_t cpg = g->C / g->G;
+  if (cpg == 0 || g->H == 0 || g->W == 0) return false; /* nothing to read: the fallback writes the bias */
+  pl->shared = g->sw == 1;
+  pl->KWR = pl->shared ? 1 : g->KW;
+  const int64_t ext = pl->shared ? (int64_t)(g->KW - 1) * g->dw : 0;
+  const int64_t rpc = (int64_t)band_rows(g, 1) * pl->KWR; /* patch rows per in-channel, one output row */
+  if (rpc * (4 + ext) > CONV_PATCH) return false;
+  int32_t avail = (int32_t)(CONV_PATCH / rpc - ext); /* floats of a patch row left for columns */
+  int32_t ww = (g->OW + 3) & ~3;
+  if (ww > avail) ww = avail & ~3;
+  pl->WW = ww < g->OW ? ww : g->OW;
+  pl->PWd = ((pl->WW + 3) & ~3) + (int32_t)ext;
+  const int32_t cb = CONV_PATCH / (int32_t)(rpc * pl->PWd);
+  pl->CB = cb < cpg ? cb : cpg;
+  /* as many output rows per band as the patch holds for CB channels */
+  const int32_t R = CONV_PATCH / (pl->CB * pl->KWR * pl->PWd); /* input rows per channel */
+  if (R >= g->H) pl->OHB = g->OH;
+  else {
+    const int64_t ohb = ((int64_t)R - (int64_t)(g->KH - 1) * g->dh - 1) / g->sh + 1;
+    pl->OHB = ohb < 1 ? 1 : ohb > g->OH ? g->OH : (int32_t)ohb;
+  }
+  pl->BR = band_rows(g, pl->OHB);
+  return true;
+}
+
+static void conv_f32_patch(const conv_geo *g, const conv_plan *pl, const float *x, const float *w,
+                           const float *bias, float *y) {
+  float P[CONV_PATCH];
+  float tmp[CONV_CHUNK];
+  const int32_t cpg = g->C / g->G, opg = g->O / g->G;
+  const int32_t KW = g->KW, PWd = pl->PWd, WW = pl->WW, KWR = pl->KWR;
+  const ptrdiff_t RSr = (ptrdiff_t)KWR * PWd; /* patch floats per input row */
+  conv_taps t;
+  t.KW = KW;
+  t.ws0 = g->ws[0]; t.ws1 = g->ws[1]; t.ws2 = g->ws[2]; t.ws3 = g->ws[3];
+  t.RSc = (ptrdiff_t)pl->BR * RSr;
+  t.RSh = g->dh * RSr;
+  t.KS = pl->shared ? g->dw : PWd;
+  t.prow = g->sh * RSr;
+  t.ys1 = g->os[1];
+  t.yrow = g->os[2];
+  const conv_chunk_fn *fns = conv_chunks[KW == 3 && t.KS == 1 && t.ws3 == 1];
+  const ptrdiff_t ys = g->os[3];
+  for (int32_t n = 0; n < g->N; n++)
+    for (int32_t grp = 0; grp < g->G; grp++)
+      for (int32_t owa = 0; owa < g->OW; owa += WW) {
+        const int32_t ww = g->OW - owa < WW ? g->OW - owa : WW;
+        /* patch column i of an input row (of its kw-th row without sharing) is input column
+         * owa * sw - pw + i (* sw + kw * dw): the same valid range for every row */
+        int32_t lo, hi;
+        col_range(owa - g->pw, 1, g->W, PWd, &lo, &hi);
+        for (int32_t ob = 0; ob < g->OH; ob += pl->OHB) {
+          const int32_t oe = g->OH - ob < pl->OHB ? g->OH - ob : pl->OHB;
+          int32_t ia = ob * g->sh - g->ph, ib = (ob + oe - 1) * g->sh - g->ph + (g->KH - 1) * g->dh + 1;
+          if (ia < 0) ia = 0;
+          if (ib > g->H) ib = g->H;
+          for (int32_t cb = 0; cb < cpg; cb += pl->CB) {
+            const int32_t nci = cpg - cb < pl->CB ? cpg - cb : pl->CB;
+            for (int32_t ci = 0; ci < nci; ci++) {
+              const float *xc = x + n * g->is[0] + (grp * cpg + cb + ci) * g->is[1];
+              float *pr = P + ci * t.RSc;
+              for (int32_t ih = ia; ih < ib; ih++) {
+                const float *xr = xc + ih * g->is[2];
+                if (pl->shared) {
+                  if (g->is[3] == 1) patch_row_unit(pr, xr + owa - g->pw, lo, hi, PWd);
+                  else patch_row(pr, xr, owa - g->pw, 1, PWd, g->W, g->is[3]);
+                  pr += PWd;
+                } else {
+                  for (int32_t kw = 0; kw < KW; kw++, pr += PWd)
+                    patch_row(pr, xr, owa * g->sw + kw * g->dw - g->pw, g->sw, PWd, g->W, g->is[3]);
+                }
+              }
+            }
+            const int32_t oc0 = grp * opg;
+            t.accum = cb > 0;
+            t.bias = cb == 0 && bias ? bias + oc0 : NULL;
+            t.noc = opg;
+            /* runs of output rows with the same kh in use (the rows away from the vertical padding) */
+            for (int32_t oh = ob; oh < ob + oe;) {
+              int32_t kh_lo, kh_hi, run = 1;
+              col_range(oh * g->sh - g->ph, g->dh, g->H, g->KH, &kh_lo, &kh_hi);
+              if (kh_lo == 0 && kh_hi == g->KH)
+                while (oh + run < ob + oe && (oh + run) * g->sh - g->ph + (g->KH - 1) * g->dh < g->H) run++;
+              t.nkh = kh_hi - kh_lo;
+              t.nci = t.nkh > 0 ? nci : 0;
+              t.nrow = run;
+              t.wo = w + oc0 * g->ws[0] + cb * g->ws[1] + kh_lo * g->ws[2];
+              const float *pb = P + (oh * g->sh - g->ph + kh_lo * g->dh - ia) * RSr;
+              if (t.nci == 0) pb = P;
+              float *yr = y + n * g->os[0] + oc0 * g->os[1] + oh * g->os[2] + owa * ys;
+              for (int32_t c0 = 0; c0 < ww; c0 += CONV_CHUNK) {
+                const int32_t nv = ww - c0 < CONV_CHUNK ? ww - c0 : CONV_CHUNK;
+                const conv_chunk_fn fn = fns[(nv - 1) >> 2];
+                if (ys == 1) { /* all the group's output channels and the run's rows in one call */
+                  fn(&t, pb + c0, yr + c0, nv);
+                  continue;
+                }
+                /* strided output columns (channels last): one channel and row at a time through tmp */
+                conv_taps t1 = t;
+                t1.noc = 1;
+                t1.nrow = 1;
+                for (int32_t r = 0; r < run; r++)
+                  for (int32_t o = 0; o < opg; o++) {
+                    float *yc = yr + o * g->os[1] + r * g->os[2] + c0 * ys;
+                    if (t.accum)
+                      for (int32_t j = 0; j < nv; j++) tmp[j] = yc[j * ys];
+                    t1.wo = t.wo + o * g->ws[0];
+                    t1.bias = t.bias ? t.bias + o : NULL;
+                    fn(&t1, pb + c0 + r * t.prow, tmp, nv);
+                    for (int32_t j = 0; j < nv; j++) yc[j * ys] = tmp[j];
+                  }
+              }
+              oh += run;
+            }
+          }
+        }
+      }
+}
+
 /* convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding,
  *   SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) */
 ET_OP("aten::convolution.out", k_aten_convolution_out) {
@@ -115,18 +425,25 @@ ET_OP("aten::convolution.out", k_aten_convolution_out) {
   if (!get_pair(args[4], nsp, p, 0)) { ctx->err_detail = 4; return ET_ERR_INVALID_ARGUMENT; }
   if (!get_pair(args[5], nsp, d, 1)) { ctx->err_detail = 5; return ET_ERR_INVALID_ARGUMENT; }
   g.sh = s[0]; g.sw = s[1]; g.ph = p[0]; g.pw = p[1]; g.dh = d[0]; g.dw = d[1];
-  g.G = (int32_t)et_value_as_int(args[8]);
+  const int64_t groups = et_value_as_int(args[8]);
+  g.G = (int32_t)groups;
   g.N = in->sizes[0]; g.C = in->sizes[1];
   g.H = nd == 4 ? in->sizes[2] : 1; g.W = in->sizes[nd - 1];
   g.O = wt->sizes[0];
   g.KH = nd == 4 ? wt->sizes[2] : 1; g.KW = wt->sizes[nd - 1];
-  if (g.G <= 0 || g.C % g.G || g.O % g.G || wt->sizes[1] * g.G != g.C || g.sh <= 0 || g.sw <= 0 ||
-      g.dh <= 0 || g.dw <= 0 || g.ph < 0 || g.pw < 0 || (bias && et_numel(bias) != g.O)) {
+  if (groups != g.G || g.G <= 0 || g.C % g.G || g.O % g.G || wt->sizes[1] * (int64_t)g.G != g.C ||
+      g.sh <= 0 || g.sw <= 0 || g.dh <= 0 || g.dw <= 0 || g.ph < 0 || g.pw < 0 || g.KH <= 0 || g.KW <= 0 ||
+      (bias && et_numel(bias) != g.O)) {
     ctx->err_detail = 8; return ET_ERR_INVALID_ARGUMENT;
   }
-  g.OH = (g.H + 2 * g.ph - g.dh * (g.KH - 1) - 1) / g.sh + 1;
-  g.OW = (g.W + 2 * g.pw - g.dw * (g.KW - 1) - 1) / g.sw + 1;
-  if (g.OH <= 0 || g.OW <= 0) { ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT; }
+  /* in 64 bits: hostile paddings / dilations must not overflow the index arithmetic below */
+  const int64_t eh = (int64_t)g.H + 2 * (int64_t)g.ph, ew = (int64_t)g.W + 2 * (int64_t)g.pw;
+  const int64_t kh = (int64_t)g.dh * (g.KH - 1) + 1, kw = (int64_t)g.dw * (g.KW - 1) + 1;
+  if (eh > INT32_MAX / 2 || ew > INT32_MAX / 2 || kh > eh || kw > ew) {
+    ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT;
+  }
+  g.OH = (int32_t)(eh - kh) / g.sh + 1;
+  g.OW = (int32_t)(ew - kw) / g.sw + 1;
   int32_t os[4] = {g.N, g.O, g.OH, g.OW};
   if (nd == 3) os[2] = g.OW;
   if ((st = et_resize(out, nd, os)) != ET_OK) { ctx->err_detail = 9; return st; }
@@ -135,7 +452,10 @@ ET_OP("aten::convolution.out", k_aten_convolution_out) {
   nchw_strides(wt, g.ws);
   nchw_strides(out, g.os);
   if (et_numel(out) == 0) return ET_OK;
-  conv_f32(&g, (const float *)in->data, (const float *)wt->data, bias ? (const float *)bias->data : NULL,
-           (float *)out->data);
+  const float *xp = (const float *)in->data, *wp = (const float *)wt->data;
+  const float *bp = bias ? (const float *)bias->data : NULL;
+  conv_plan pl;
+  if (plan_patch(&g, &pl)) conv_f32_patch(&g, &pl, xp, wp, bp, (float *)out->data);
+  else conv_f32_axpy(&g, xp, wp, bp, (float *)out->data);
   return ET_OK;
 }
