@@ -112,68 +112,69 @@ static void conv_f32_axpy(const conv_geo *g, const float *x, const float *w, con
 #define CONV_PATCH 512 /* floats of stack for the patch (2 KiB) */
 #define CONV_CHUNK 16  /* output columns held in registers */
 
-/* Output rows [r, r + nrow) of output channels [o, o + noc), one chunk of columns, over one patch.
- * For the first row, tap (ci, kh, kw) reads the patch at P + ci * RSc + kh * RSh + kw * KS (+ column)
- * and its weight at wo + o * ws0 + ci * ws1 + kh * ws2 + kw * ws3 (P and wo already at the first
- * kh in use); each further output row moves P by prow. The chunk of output channel o, row r is at
- * dst + o * ys1 + r * yrow (columns contiguous): it starts from bias[o] (0 without bias) or, with
- * accum, from what dst holds. */
+/* Output rows [0, nrow) of output channels [0, noc), one chunk of columns, over one patch. For
+ * output row 0, tap (ci, kh, kw) reads the patch at P + ci * RSc + kh * RSh + kw * KS (+ column)
+ * and its weight is at wo + o * ws0 + ci * ws1 + kh * ws2 + kw * ws3; each further output row moves
+ * P by prow. The chunk of output channel o, row r is at dst + o * ys1 + r * yrow (columns
+ * contiguous): it starts from bias[o] (0 without bias) or, with accum, from what dst holds. */
 typedef struct {
   const float *wo, *bias;
   ptrdiff_t RSc, RSh, KS, prow, ws0, ws1, ws2, ws3, ys1, yrow;
-  int32_t nci, nkh, KW, noc, nrow, accum;
+  int32_t nci, KH, KW, noc, nrow, accum;
 } conv_taps;
+
+/* kernel shapes with their own tap loops */
+enum { CONV_K_ANY, CONV_K_3X3, CONV_K_1X1 };
 
 #ifdef CONV_MVE
 /* NV vectors of 4 columns, the last one predicated to nvalid columns for the init load and the store
- * (patch loads need no predicate: patch rows are padded to whole vectors). K3: KW == 3 with KS ==
- * ws3 == 1 (stride and dilation 1 along W, contiguous weights): a row's three taps load with
- * immediate offsets from one patch pointer and one weight pointer. */
+ * (patch loads need no predicate: patch rows are padded to whole vectors). CONV_K_3X3: KS == 1 and
+ * weights (kh, kw) contiguous, all nine taps of an in-channel unrolled with immediate offsets. */
 static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t, const float *P, float *dst,
-                                                             int32_t nvalid, int NV, int K3) {
+                                                             int32_t nvalid, int NV, int K) {
   const mve_pred16_t pt = vctp32q((uint32_t)(nvalid - 4 * (NV - 1)));
-  const ptrdiff_t RSh = t->RSh, KS = t->KS, ws2 = t->ws2, ws3 = t->ws3;
-  const int32_t nkh = t->nkh, nrows = t->nci * nkh;
-  const ptrdiff_t wjump = t->ws1 - nkh * ws2, pjump = t->RSc - nkh * RSh;
   const float *wo = t->wo, *bp = t->bias;
+  const int32_t nci = t->nci, nrow = t->nrow, accum = t->accum;
+  const ptrdiff_t RSc = t->RSc, RSh = t->RSh, ws1 = t->ws1, prow = t->prow, yrow = t->yrow;
   for (int32_t o = t->noc; o > 0; o--, wo += t->ws0, dst += t->ys1) {
     const float b = bp ? *bp++ : 0.0f;
     const float *prw = P;
     float *yr = dst;
-    for (int32_t r = t->nrow; r > 0; r--, prw += t->prow, yr += t->yrow) {
+    for (int32_t r = nrow; r > 0; r--, prw += prow, yr += yrow) {
       float32x4_t a0, a1, a2, a3;
-      a0 = a1 = a2 = a3 = vdupq_n_f32(b);
-      if (t->accum) {
+      if (accum) {
         if (NV > 0) a0 = NV == 1 ? vld1q_z_f32(yr, pt) : vld1q_f32(yr);
         if (NV > 1) a1 = NV == 2 ? vld1q_z_f32(yr + 4, pt) : vld1q_f32(yr + 4);
         if (NV > 2) a2 = NV == 3 ? vld1q_z_f32(yr + 8, pt) : vld1q_f32(yr + 8);
         if (NV > 3) a3 = vld1q_z_f32(yr + 12, pt);
+      } else {
+        a0 = a1 = a2 = a3 = vdupq_n_f32(b);
       }
 #define CONV_MAC(p, w)                                        \
   do {                                                        \
-    if (NV > 0) a0 = vfmaq_n_f32(a0, vld1q_f32((p)), (w));      \
-    if (NV > 1) a1 = vfmaq_n_f32(a1, vld1q_f32((p) + 4), (w));  \
-    if (NV > 2) a2 = vfmaq_n_f32(a2, vld1q_f32((p) + 8), (w));  \
-    if (NV > 3) a3 = vfmaq_n_f32(a3, vld1q_f32((p) + 12), (w)); \
+    const float wv_ = (w);                                    \
+    if (NV > 0) a0 = vfmaq_n_f32(a0, vld1q_f32((p)), wv_);      \
+    if (NV > 1) a1 = vfmaq_n_f32(a1, vld1q_f32((p) + 4), wv_);  \
+    if (NV > 2) a2 = vfmaq_n_f32(a2, vld1q_f32((p) + 8), wv_);  \
+    if (NV > 3) a3 = vfmaq_n_f32(a3, vld1q_f32((p) + 12), wv_); \
   } while (0)
-      /* (ci, kh) rows in one loop: a nested ci loop costs more than the jump at each ci's end */
-      const float *wr = wo, *pr = prw;
-      for (int32_t i = nrows, kh = nkh; i > 0; i--) {
-        if (K3) {
-          const float w0 = wr[0], w1 = wr[1], w2 = wr[2];
-          CONV_MAC(pr, w0);
-          CONV_MAC(pr + 1, w1);
-          CONV_MAC(pr + 2, w2);
-        } else {
-          const float *wk = wr, *pk = pr;
-          for (int32_t kw = t->KW; kw > 0; kw--, wk += ws3, pk += KS) CONV_MAC(pk, *wk);
+      const float *wc = wo, *pc = prw;
+      if (K == CONV_K_3X3) {
+        for (int32_t ci = nci; ci > 0; ci--, wc += ws1, pc += RSc) {
+          const float *p1 = pc + RSh, *p2 = p1 + RSh;
+          CONV_MAC(pc, wc[0]); CONV_MAC(pc + 1, wc[1]); CONV_MAC(pc + 2, wc[2]);
+          CONV_MAC(p1, wc[3]); CONV_MAC(p1 + 1, wc[4]); CONV_MAC(p1 + 2, wc[5]);
+          CONV_MAC(p2, wc[6]); CONV_MAC(p2 + 1, wc[7]); CONV_MAC(p2 + 2, wc[8]);
         }
-        wr += ws2;
-        pr += RSh;
-        if (--kh == 0) {
-          kh = nkh;
-          wr += wjump;
-          pr += pjump;
+      } else if (K == CONV_K_1X1) {
+        for (int32_t ci = nci; ci > 0; ci--, wc += ws1, pc += RSc) CONV_MAC(pc, *wc);
+      } else {
+        for (int32_t ci = nci; ci > 0; ci--, wc += ws1, pc += RSc) {
+          const float *wr = wc, *pr = pc;
+          for (int32_t kh = t->KH; kh > 0; kh--, wr += t->ws2, pr += RSh) {
+            const float *wk = wr, *pk = pr;
+            for (int32_t kw = t->KW; kw > 0; kw--, wk += t->ws3, pk += t->KS) CONV_MAC(pk, *wk);
+          }
         }
       }
 #undef CONV_MAC
@@ -187,8 +188,11 @@ static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t,
 #else
 /* Portable: 4 * NV accumulators (registers on FPU targets, vectors where the compiler can). */
 static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t, const float *P, float *dst,
-                                                             int32_t nvalid, int NV, int K3) {
-  const ptrdiff_t RSh = t->RSh, KS = K3 ? 1 : t->KS, ws2 = t->ws2, ws3 = K3 ? 1 : t->ws3;
+                                                             int32_t nvalid, int NV, int K) {
+  const int32_t KH = K == CONV_K_3X3 ? 3 : K == CONV_K_1X1 ? 1 : t->KH;
+  const int32_t KW = K == CONV_K_3X3 ? 3 : K == CONV_K_1X1 ? 1 : t->KW;
+  const ptrdiff_t KS = K == CONV_K_3X3 ? 1 : t->KS, ws2 = K == CONV_K_3X3 ? 3 : t->ws2;
+  const ptrdiff_t ws3 = K == CONV_K_3X3 ? 1 : t->ws3;
   const float *wo = t->wo, *bp = t->bias;
   for (int32_t o = t->noc; o > 0; o--, wo += t->ws0, dst += t->ys1) {
     const float b = bp ? *bp++ : 0.0f;
@@ -202,9 +206,9 @@ static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t,
       const float *wc = wo, *pc = prw;
       for (int32_t ci = t->nci; ci > 0; ci--, wc += t->ws1, pc += t->RSc) {
         const float *wr = wc, *pr = pc;
-        for (int32_t kh = t->nkh; kh > 0; kh--, wr += ws2, pr += RSh) {
+        for (int32_t kh = KH; kh > 0; kh--, wr += ws2, pr += t->RSh) {
           const float *wk = wr, *pk = pr;
-          for (int32_t kw = K3 ? 3 : t->KW; kw > 0; kw--, wk += ws3, pk += KS) {
+          for (int32_t kw = KW; kw > 0; kw--, wk += ws3, pk += KS) {
             const float wv = *wk;
             for (int j = 0; j < 4 * NV; j++) a[j] += wv * pk[j];
           }
@@ -224,35 +228,42 @@ static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t,
 #else
 #define CONV_NOSCHED
 #endif
-#define CONV_CHUNK_FN(NV, K3)                                                                          \
-  static __attribute__((noinline)) CONV_NOSCHED void conv_chunk_##NV##_##K3(                           \
+#define CONV_CHUNK_FN(NV, K)                                                                           \
+  static __attribute__((noinline)) CONV_NOSCHED void conv_chunk_##NV##_##K(                            \
       const conv_taps *t, const float *P, float *dst, int32_t nvalid) {                                \
-    conv_chunk(t, P, dst, nvalid, NV, K3);                                                             \
+    conv_chunk(t, P, dst, nvalid, NV, K);                                                              \
   }
-CONV_CHUNK_FN(4, 1) CONV_CHUNK_FN(3, 1) CONV_CHUNK_FN(2, 1) CONV_CHUNK_FN(1, 1)
 CONV_CHUNK_FN(4, 0) CONV_CHUNK_FN(3, 0) CONV_CHUNK_FN(2, 0) CONV_CHUNK_FN(1, 0)
+CONV_CHUNK_FN(4, 1) CONV_CHUNK_FN(3, 1) CONV_CHUNK_FN(2, 1) CONV_CHUNK_FN(1, 1)
+CONV_CHUNK_FN(4, 2) CONV_CHUNK_FN(3, 2) CONV_CHUNK_FN(2, 2) CONV_CHUNK_FN(1, 2)
 
 typedef void (*conv_chunk_fn)(const conv_taps *, const float *, float *, int32_t);
-static const conv_chunk_fn conv_chunks[2][4] = {
+static const conv_chunk_fn conv_chunks[3][4] = {
     {conv_chunk_1_0, conv_chunk_2_0, conv_chunk_3_0, conv_chunk_4_0},
     {conv_chunk_1_1, conv_chunk_2_1, conv_chunk_3_1, conv_chunk_4_1},
+    {conv_chunk_1_2, conv_chunk_2_2, conv_chunk_3_2, conv_chunk_4_2},
 };
 
-/* n floats of dst = x[start + i] for i in [lo, hi) (contiguous input), 0 elsewhere */
-static void patch_row_unit(float *dst, const float *x, int32_t lo, int32_t hi, int32_t n) {
+/* n floats of dst = xr[off + i] for i in [lo, hi) (contiguous input), 0 elsewhere. The Helium
+ * version stores whole vectors: up to 3 floats past dst + n get zeros or are rewritten later (rows
+ * are filled in address order; the patch has slack at its end). */
+static void patch_row_unit(float *dst, const float *xr, int32_t off, int32_t lo, int32_t hi, int32_t n) {
   int32_t i = 0;
-  for (; i < lo; i++) dst[i] = 0.0f;
 #ifdef CONV_MVE
-  for (; i + 4 <= hi; i += 4) vst1q_f32(dst + i, vld1q_f32(x + i));
-  if (i < hi) {
-    const mve_pred16_t p = vctp32q((uint32_t)(hi - i));
-    vst1q_p_f32(dst + i, vld1q_z_f32(x + i, p), p);
-    i = hi;
+  const float32x4_t z = vdupq_n_f32(0.0f);
+  for (; i < lo; i += 4) vst1q_f32(dst + i, z);
+  const float *x = xr + off;
+  for (i = lo; i + 4 <= hi; i += 4) vst1q_f32(dst + i, vld1q_f32(x + i));
+  if (i < hi) { /* the predicated load zeroes the lanes past hi */
+    vst1q_f32(dst + i, vld1q_z_f32(x + i, vctp32q((uint32_t)(hi - i))));
+    i += 4;
   }
+  for (; i < n; i += 4) vst1q_f32(dst + i, z);
 #else
-  for (; i < hi; i++) dst[i] = x[i];
-#endif
+  for (; i < lo; i++) dst[i] = 0.0f;
+  for (; i < hi; i++) dst[i] = xr[off + i];
   for (; i < n; i++) dst[i] = 0.0f;
+#endif
 }
 
 /* dst[i] = x[(start + i * step) * xs] where 0 <= start + i * step < W, else 0, for i < n */
@@ -260,65 +271,59 @@ static void patch_row(float *dst, const float *xr, int32_t start, int32_t step, 
                       ptrdiff_t xs) {
   int32_t lo, hi;
   col_range(start, step, W, n, &lo, &hi);
-  if (step == 1 && xs == 1) {
-    patch_row_unit(dst, xr + start, lo, hi, n);
-    return;
-  }
   int32_t i = 0;
   for (; i < lo; i++) dst[i] = 0.0f;
   for (; i < hi; i++) dst[i] = xr[(ptrdiff_t)(start + i * step) * xs];
   for (; i < n; i++) dst[i] = 0.0f;
 }
 
-/* Patch layout: bands of OHB output rows; for a block of CB in-channels the patch holds the input
- * rows the band reads (BR at most), each as KWR patch rows of PWd floats (KWR = 1 with stride 1
- * along W: kw then shifts by kw * dw; else one im2col row per kw). */
+/* Patch layout: bands of OHB output rows; for a block of CB in-channels the patch holds the BR
+ * input rows a band reads (rows in the vertical padding as zeros, so every output row uses every
+ * kh), each as KWR patch rows of PWd floats (KWR = 1 with stride 1 along W: kw then shifts by
+ * kw * dw; else one im2col row per kw). */
 typedef struct {
   int32_t shared, KWR, WW, PWd, CB, OHB, BR;
 } conv_plan;
 
-/* input rows read by nr consecutive output rows (at most H) */
+/* input rows read by nr consecutive output rows (fits: the op's checks bound (KH - 1) * dh and
+ * (OH - 1) * sh by the padded input size) */
 static int32_t band_rows(const conv_geo *g, int32_t nr) {
-  const int64_t r = (int64_t)(nr - 1) * g->sh + (int64_t)(g->KH - 1) * g->dh + 1;
-  return r < g->H ? (int32_t)r : g->H;
+  return (nr - 1) * g->sh + (g->KH - 1) * g->dh + 1;
 }
 
 /* false when even one in-channel, one output row and 4 columns do not fit */
 static bool plan_patch(const conv_geo *g, conv_plan *pl) {
   const int32_t cpg = g->C / g->G;
-  if (cpg == 0 || g->H == 0 || g->W == 0) return false; /* nothing to read: the fallback writes the bias */
+  if (cpg == 0) return false; /* no taps: the fallback writes the bias */
   pl->shared = g->sw == 1;
   pl->KWR = pl->shared ? 1 : g->KW;
   const int64_t ext = pl->shared ? (int64_t)(g->KW - 1) * g->dw : 0;
   const int64_t rpc = (int64_t)band_rows(g, 1) * pl->KWR; /* patch rows per in-channel, one output row */
   if (rpc * (4 + ext) > CONV_PATCH) return false;
-  int32_t avail = (int32_t)(CONV_PATCH / rpc - ext); /* floats of a patch row left for columns */
+  const int32_t avail = CONV_PATCH / (int32_t)rpc - (int32_t)ext; /* floats of a row left for columns */
   int32_t ww = (g->OW + 3) & ~3;
   if (ww > avail) ww = avail & ~3;
   pl->WW = ww < g->OW ? ww : g->OW;
   pl->PWd = ((pl->WW + 3) & ~3) + (int32_t)ext;
-  const int32_t cb = CONV_PATCH / (int32_t)(rpc * pl->PWd);
+  const int32_t cb = CONV_PATCH / ((int32_t)rpc * pl->PWd);
   pl->CB = cb < cpg ? cb : cpg;
   /* as many output rows per band as the patch holds for CB channels */
   const int32_t R = CONV_PATCH / (pl->CB * pl->KWR * pl->PWd); /* input rows per channel */
-  if (R >= g->H) pl->OHB = g->OH;
-  else {
-    const int64_t ohb = ((int64_t)R - (int64_t)(g->KH - 1) * g->dh - 1) / g->sh + 1;
-    pl->OHB = ohb < 1 ? 1 : ohb > g->OH ? g->OH : (int32_t)ohb;
-  }
+  const int32_t ohb = (R - band_rows(g, 1)) / g->sh + 1;     /* R >= band_rows(g, 1) */
+  pl->OHB = ohb > g->OH ? g->OH : ohb;
   pl->BR = band_rows(g, pl->OHB);
   return true;
 }
 
 static void conv_f32_patch(const conv_geo *g, const conv_plan *pl, const float *x, const float *w,
                            const float *bias, float *y) {
-  float P[CONV_PATCH];
+  float P[CONV_PATCH + 4]; /* + 4: whole-vector stores at the end of the last row */
   float tmp[CONV_CHUNK];
   const int32_t cpg = g->C / g->G, opg = g->O / g->G;
   const int32_t KW = g->KW, PWd = pl->PWd, WW = pl->WW, KWR = pl->KWR;
   const ptrdiff_t RSr = (ptrdiff_t)KWR * PWd; /* patch floats per input row */
   conv_taps t;
-  t.KW = KW;
+  t.KH = g->KH; t.KW = KW;
   t.ws0 = g->ws[0]; t.ws1 = g->ws[1]; t.ws2 = g->ws[2]; t.ws3 = g->ws[3];
   t.RSc = (ptrdiff_t)pl->BR * RSr;
   t.RSh = g->dh * RSr;
@@ -326,30 +331,36 @@ static void conv_f32_patch(const conv_geo *g, const conv_plan *pl, const float *
   t.prow = g->sh * RSr;
   t.ys1 = g->os[1];
   t.yrow = g->os[2];
-  const conv_chunk_fn *fns = conv_chunks[KW == 3 && t.KS == 1 && t.ws3 == 1];
+  int K = CONV_K_ANY;
+  if (g->KH == 1 && KW == 1) K = CONV_K_1X1;
+  else if (g->KH == 3 && KW == 3 && t.KS == 1 && t.ws3 == 1 && t.ws2 == 3) K = CONV_K_3X3;
+  const conv_chunk_fn *fns = conv_chunks[K];
   const ptrdiff_t ys = g->os[3];
   for (int32_t n = 0; n < g->N; n++)
     for (int32_t grp = 0; grp < g->G; grp++)
       for (int32_t owa = 0; owa < g->OW; owa += WW) {
         const int32_t ww = g->OW - owa < WW ? g->OW - owa : WW;
-        /* patch column i of an input row (of its kw-th row without sharing) is input column
-         * owa * sw - pw + i (* sw + kw * dw): the same valid range for every row */
+        /* patch column i of an input row is input column owa - pw + i (stride 1 along W): the same
+         * valid range for every row */
         int32_t lo, hi;
         col_range(owa - g->pw, 1, g->W, PWd, &lo, &hi);
         for (int32_t ob = 0; ob < g->OH; ob += pl->OHB) {
           const int32_t oe = g->OH - ob < pl->OHB ? g->OH - ob : pl->OHB;
-          int32_t ia = ob * g->sh - g->ph, ib = (ob + oe - 1) * g->sh - g->ph + (g->KH - 1) * g->dh + 1;
-          if (ia < 0) ia = 0;
-          if (ib > g->H) ib = g->H;
+          const int32_t ia = ob * g->sh - g->ph, nr = band_rows(g, oe);
           for (int32_t cb = 0; cb < cpg; cb += pl->CB) {
             const int32_t nci = cpg - cb < pl->CB ? cpg - cb : pl->CB;
             for (int32_t ci = 0; ci < nci; ci++) {
               const float *xc = x + n * g->is[0] + (grp * cpg + cb + ci) * g->is[1];
               float *pr = P + ci * t.RSc;
-              for (int32_t ih = ia; ih < ib; ih++) {
+              for (int32_t ih = ia; ih < ia + nr; ih++) {
+                if (ih < 0 || ih >= g->H) {
+                  patch_row_unit(pr, xc, 0, 0, 0, (int32_t)RSr);
+                  pr += RSr;
+                  continue;
+                }
                 const float *xr = xc + ih * g->is[2];
                 if (pl->shared) {
-                  if (g->is[3] == 1) patch_row_unit(pr, xr + owa - g->pw, lo, hi, PWd);
+                  if (g->is[3] == 1) patch_row_unit(pr, xr, owa - g->pw, lo, hi, PWd);
                   else patch_row(pr, xr, owa - g->pw, 1, PWd, g->W, g->is[3]);
                   pr += PWd;
                 } else {
@@ -362,42 +373,31 @@ static void conv_f32_patch(const conv_geo *g, const conv_plan *pl, const float *
             t.accum = cb > 0;
             t.bias = cb == 0 && bias ? bias + oc0 : NULL;
             t.noc = opg;
-            /* runs of output rows with the same kh in use (the rows away from the vertical padding) */
-            for (int32_t oh = ob; oh < ob + oe;) {
-              int32_t kh_lo, kh_hi, run = 1;
-              col_range(oh * g->sh - g->ph, g->dh, g->H, g->KH, &kh_lo, &kh_hi);
-              if (kh_lo == 0 && kh_hi == g->KH)
-                while (oh + run < ob + oe && (oh + run) * g->sh - g->ph + (g->KH - 1) * g->dh < g->H) run++;
-              t.nkh = kh_hi - kh_lo;
-              t.nci = t.nkh > 0 ? nci : 0;
-              t.nrow = run;
-              t.wo = w + oc0 * g->ws[0] + cb * g->ws[1] + kh_lo * g->ws[2];
-              const float *pb = P + (oh * g->sh - g->ph + kh_lo * g->dh - ia) * RSr;
-              if (t.nci == 0) pb = P;
-              float *yr = y + n * g->os[0] + oc0 * g->os[1] + oh * g->os[2] + owa * ys;
-              for (int32_t c0 = 0; c0 < ww; c0 += CONV_CHUNK) {
-                const int32_t nv = ww - c0 < CONV_CHUNK ? ww - c0 : CONV_CHUNK;
-                const conv_chunk_fn fn = fns[(nv - 1) >> 2];
-                if (ys == 1) { /* all the group's output channels and the run's rows in one call */
-                  fn(&t, pb + c0, yr + c0, nv);
-                  continue;
-                }
-                /* strided output columns (channels last): one channel and row at a time through tmp */
-                conv_taps t1 = t;
-                t1.noc = 1;
-                t1.nrow = 1;
-                for (int32_t r = 0; r < run; r++)
-                  for (int32_t o = 0; o < opg; o++) {
-                    float *yc = yr + o * g->os[1] + r * g->os[2] + c0 * ys;
-                    if (t.accum)
-                      for (int32_t j = 0; j < nv; j++) tmp[j] = yc[j * ys];
-                    t1.wo = t.wo + o * g->ws[0];
-                    t1.bias = t.bias ? t.bias + o : NULL;
-                    fn(&t1, pb + c0 + r * t.prow, tmp, nv);
-                    for (int32_t j = 0; j < nv; j++) yc[j * ys] = tmp[j];
-                  }
+            t.nci = nci;
+            t.nrow = oe;
+            t.wo = w + oc0 * g->ws[0] + cb * g->ws[1];
+            float *yr = y + n * g->os[0] + oc0 * g->os[1] + ob * g->os[2] + owa * ys;
+            for (int32_t c0 = 0; c0 < ww; c0 += CONV_CHUNK) {
+              const int32_t nv = ww - c0 < CONV_CHUNK ? ww - c0 : CONV_CHUNK;
+              const conv_chunk_fn fn = fns[(nv - 1) >> 2];
+              if (ys == 1) { /* all the group's output channels and the band's rows in one call */
+                fn(&t, P + c0, yr + c0, nv);
+                continue;
               }
-              oh += run;
+              /* strided output columns (channels last): one channel and row at a time through tmp */
+              conv_taps t1 = t;
+              t1.noc = 1;
+              t1.nrow = 1;
+              for (int32_t r = 0; r < oe; r++)
+                for (int32_t o = 0; o < opg; o++) {
+                  float *yc = yr + o * g->os[1] + r * g->os[2] + c0 * ys;
+                  if (t.accum)
+                    for (int32_t j = 0; j < nv; j++) tmp[j] = yc[j * ys];
+                  t1.wo = t.wo + o * g->ws[0];
+                  t1.bias = t.bias ? t.bias + o : NULL;
+                  fn(&t1, P + c0 + r * t.prow, tmp, nv);
+                  for (int32_t j = 0; j < nv; j++) yc[j * ys] = tmp[j];
+                }
             }
           }
         }
