@@ -16,6 +16,13 @@
 #include <arm_mve.h>
 #define CONV_MVE 1
 #endif
+/* Without an FPU a multiply-add costs a hundred instructions or more: there the AXPY path, which
+ * does exactly the MACs inside the image (no padding taps, no partial-vector lanes), is faster. */
+#if defined(__SOFTFP__) || defined(__XTENSA_SOFT_FLOAT__)
+#define CONV_SOFT_FLOAT 1
+#else
+#define CONV_SOFT_FLOAT 0
+#endif
 
 typedef struct {
   int32_t N, C, H, W, O, KH, KW, OH, OW, G;
@@ -186,7 +193,10 @@ static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t,
   }
 }
 #else
-/* Portable: 4 * NV accumulators (registers on FPU targets, vectors where the compiler can). */
+/* Portable: 4 * NV accumulators, the lane loops unrolled so that they live in registers (FPU
+ * targets) or vectors (where the compiler vectorises). */
+#define CONV_LANES(body) \
+  _Pragma("GCC unroll 16") for (int j = 0; j < 4 * NV; j++) body
 static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t, const float *P, float *dst,
                                                              int32_t nvalid, int NV, int K) {
   const int32_t KH = K == CONV_K_3X3 ? 3 : K == CONV_K_1X1 ? 1 : t->KH;
@@ -194,31 +204,32 @@ static inline __attribute__((always_inline)) void conv_chunk(const conv_taps *t,
   const ptrdiff_t KS = K == CONV_K_3X3 ? 1 : t->KS, ws2 = K == CONV_K_3X3 ? 3 : t->ws2;
   const ptrdiff_t ws3 = K == CONV_K_3X3 ? 1 : t->ws3;
   const float *wo = t->wo, *bp = t->bias;
+  const int32_t nci = t->nci, nrow = t->nrow, accum = t->accum;
+  const ptrdiff_t RSc = t->RSc, RSh = t->RSh, ws1 = t->ws1, prow = t->prow, yrow = t->yrow;
   for (int32_t o = t->noc; o > 0; o--, wo += t->ws0, dst += t->ys1) {
     const float b = bp ? *bp++ : 0.0f;
     const float *prw = P;
     float *yr = dst;
-    for (int32_t r = t->nrow; r > 0; r--, prw += t->prow, yr += t->yrow) {
+    for (int32_t r = nrow; r > 0; r--, prw += prow, yr += yrow) {
       float a[CONV_CHUNK];
-      for (int j = 0; j < 4 * NV; j++) a[j] = b;
-      if (t->accum)
-        for (int j = 0; j < 4 * NV; j++) a[j] = j < nvalid ? yr[j] : 0.0f;
+      if (accum) CONV_LANES({ a[j] = j < nvalid ? yr[j] : 0.0f; })
+      else CONV_LANES({ a[j] = b; })
       const float *wc = wo, *pc = prw;
-      for (int32_t ci = t->nci; ci > 0; ci--, wc += t->ws1, pc += t->RSc) {
+      for (int32_t ci = nci; ci > 0; ci--, wc += ws1, pc += RSc) {
         const float *wr = wc, *pr = pc;
-        for (int32_t kh = KH; kh > 0; kh--, wr += ws2, pr += t->RSh) {
+        for (int32_t kh = KH; kh > 0; kh--, wr += ws2, pr += RSh) {
           const float *wk = wr, *pk = pr;
           for (int32_t kw = KW; kw > 0; kw--, wk += ws3, pk += KS) {
             const float wv = *wk;
-            for (int j = 0; j < 4 * NV; j++) a[j] += wv * pk[j];
+            CONV_LANES({ a[j] += wv * pk[j]; })
           }
         }
       }
-      for (int j = 0; j < 4 * NV; j++)
-        if (j < nvalid) yr[j] = a[j];
+      CONV_LANES({ if (j < nvalid) yr[j] = a[j]; })
     }
   }
 }
+#undef CONV_LANES
 #endif
 
 /* One out-of-line copy per shape, so that each tap loop gets the registers to itself. */
@@ -455,7 +466,7 @@ ET_OP("aten::convolution.out", k_aten_convolution_out) {
   const float *xp = (const float *)in->data, *wp = (const float *)wt->data;
   const float *bp = bias ? (const float *)bias->data : NULL;
   conv_plan pl;
-  if (plan_patch(&g, &pl)) conv_f32_patch(&g, &pl, xp, wp, bp, (float *)out->data);
+  if (!CONV_SOFT_FLOAT && plan_patch(&g, &pl)) conv_f32_patch(&g, &pl, xp, wp, bp, (float *)out->data);
   else conv_f32_axpy(&g, xp, wp, bp, (float *)out->data);
   return ET_OK;
 }
