@@ -255,25 +255,43 @@ static const conv_chunk_fn conv_chunks[3][4] = {
     {conv_chunk_1_2, conv_chunk_2_2, conv_chunk_3_2, conv_chunk_4_2},
 };
 
-/* n floats of dst = xr[off + i] for i in [lo, hi) (contiguous input), 0 elsewhere. The Helium
- * version stores whole vectors: up to 3 floats past dst + n get zeros or are rewritten later (rows
- * are filled in address order; the patch has slack at its end). */
-static void patch_row_unit(float *dst, const float *xr, int32_t off, int32_t lo, int32_t hi, int32_t n) {
-  int32_t i = 0;
+/* n zeros (Helium: whole vectors, up to 3 floats past the end; see patch_rows_unit) */
+static void patch_zero(float *dst, int32_t n) {
 #ifdef CONV_MVE
   const float32x4_t z = vdupq_n_f32(0.0f);
-  for (; i < lo; i += 4) vst1q_f32(dst + i, z);
-  const float *x = xr + off;
-  for (i = lo; i + 4 <= hi; i += 4) vst1q_f32(dst + i, vld1q_f32(x + i));
-  if (i < hi) { /* the predicated load zeroes the lanes past hi */
-    vst1q_f32(dst + i, vld1q_z_f32(x + i, vctp32q((uint32_t)(hi - i))));
-    i += 4;
-  }
-  for (; i < n; i += 4) vst1q_f32(dst + i, z);
+  for (int32_t i = 0; i < n; i += 4) vst1q_f32(dst + i, z);
 #else
-  for (; i < lo; i++) dst[i] = 0.0f;
-  for (; i < hi; i++) dst[i] = xr[off + i];
-  for (; i < n; i++) dst[i] = 0.0f;
+  for (int32_t i = 0; i < n; i++) dst[i] = 0.0f;
+#endif
+}
+
+/* rows patch rows of n floats (consecutive in dst): row r = x[r * xrs + off + i] for i in [lo, hi)
+ * (contiguous input columns), 0 elsewhere. The Helium version stores whole vectors: up to 3 floats
+ * past a row get zeros or are rewritten by the next row (the patch has slack at its end). */
+static void patch_rows_unit(float *dst, const float *x, ptrdiff_t xrs, int32_t rows, int32_t off, int32_t lo,
+                            int32_t hi, int32_t n) {
+#ifdef CONV_MVE
+  const float32x4_t z = vdupq_n_f32(0.0f);
+  const int32_t nfull = (hi - lo) >> 2, tail = (hi - lo) & 3;
+  const mve_pred16_t pt = vctp32q((uint32_t)tail);
+  for (; rows > 0; rows--, dst += n, x += xrs) {
+    for (int32_t i = 0; i < lo; i += 4) vst1q_f32(dst + i, z);
+    float *d = dst + lo;
+    const float *s = x + off + lo;
+    for (int32_t k = nfull; k > 0; k--, s += 4, d += 4) vst1q_f32(d, vld1q_f32(s));
+    if (tail) { /* the predicated load zeroes the lanes past hi */
+      vst1q_f32(d, vld1q_z_f32(s, pt));
+      d += 4;
+    }
+    for (; d < dst + n; d += 4) vst1q_f32(d, z);
+  }
+#else
+  for (; rows > 0; rows--, dst += n, x += xrs) {
+    int32_t i = 0;
+    for (; i < lo; i++) dst[i] = 0.0f;
+    for (; i < hi; i++) dst[i] = x[off + i];
+    for (; i < n; i++) dst[i] = 0.0f;
+  }
 #endif
 }
 
@@ -363,16 +381,25 @@ static void conv_f32_patch(const conv_geo *g, const conv_plan *pl, const float *
             for (int32_t ci = 0; ci < nci; ci++) {
               const float *xc = x + n * g->is[0] + (grp * cpg + cb + ci) * g->is[1];
               float *pr = P + ci * t.RSc;
+              if (pl->shared && g->is[3] == 1) { /* rows above, inside and below the image */
+                const int32_t r0 = ia < 0 ? (-ia < nr ? -ia : nr) : 0;
+                const int32_t r1 = g->H - ia < nr ? (g->H - ia > r0 ? g->H - ia : r0) : nr;
+                patch_zero(pr, r0 * PWd);
+                if (r1 > r0)
+                  patch_rows_unit(pr + r0 * PWd, xc + (ia + r0) * g->is[2], g->is[2], r1 - r0, owa - g->pw, lo,
+                                  hi, PWd);
+                patch_zero(pr + r1 * PWd, (nr - r1) * PWd);
+                continue;
+              }
               for (int32_t ih = ia; ih < ia + nr; ih++) {
                 if (ih < 0 || ih >= g->H) {
-                  patch_row_unit(pr, xc, 0, 0, 0, (int32_t)RSr);
+                  patch_zero(pr, (int32_t)RSr);
                   pr += RSr;
                   continue;
                 }
                 const float *xr = xc + ih * g->is[2];
                 if (pl->shared) {
-                  if (g->is[3] == 1) patch_row_unit(pr, xr, owa - g->pw, lo, hi, PWd);
-                  else patch_row(pr, xr, owa - g->pw, 1, PWd, g->W, g->is[3]);
+                  patch_row(pr, xr, owa - g->pw, 1, PWd, g->W, g->is[3]);
                   pr += PWd;
                 } else {
                   for (int32_t kw = 0; kw < KW; kw++, pr += PWd)
