@@ -312,6 +312,50 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.c(F.relu(self.b(F.relu(self.a(x)))))
 """, [((1, 1, 9, 11), F, "cl")], True, None),
+    # ---------------- conv main path (patch + register chunks): every chunk width, tap loop, band,
+    # window and in-channel block shape
+    "conv_widths": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 5, 3, padding=1)
+        self.b = torch.nn.Conv2d(2, 3, 3)
+        self.p = torch.nn.Conv2d(2, 4, 1)
+        self.q = torch.nn.Conv2d(2, 3, 1, padding=2, bias=False)
+        self.r = torch.nn.Conv2d(2, 3, 3, padding=3)
+    def forward(self, x, z, u):
+        return self.a(x), self.a(z), self.b(u), self.p(u), self.q(u), self.r(u), self.a(x[:, :, :, :1])
+""", [((2, 3, 7, 5), F, "n"), ((1, 3, 4, 13), F, "n"), ((1, 2, 6, 23), F, "n")], False, None),
+    "conv_bands": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(6, 5, 3, padding=1)
+        self.s = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.g = torch.nn.Conv2d(4, 8, 3, padding=(2, 1), dilation=(2, 1), groups=2)
+        self.d = torch.nn.Conv2d(3, 2, (2, 3), stride=(3, 1), padding=1, dilation=(1, 2))
+    def forward(self, x, y, v):
+        return self.a(x), self.s(y), self.g(v), self.d(y)
+""", [((1, 6, 9, 200), F, "n"), ((2, 3, 30, 30), F, "n"), ((1, 4, 30, 12), F, "n")], False, None),
+    "conv_cl_blocks": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(4, 3, 3, padding=1)
+        self.s = torch.nn.Conv2d(4, 2, 3, stride=(1, 2), padding=(0, 1), bias=False)
+    def forward(self, x):
+        return self.a(x) * 1.0, self.s(x) * 1.0
+""", [((2, 4, 5, 140), F, "cl")], False, None),
+    "conv_1d_paths": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv1d(3, 4, 3, padding=1)
+        self.p = torch.nn.Conv1d(3, 5, 1)
+        self.s = torch.nn.Conv1d(3, 6, 4, stride=3, padding=2, groups=3)
+    def forward(self, x):
+        return self.a(x), self.p(x), self.s(x)
+""", [((2, 3, 41), F, "n")], False, None),
 }
 
 HEADER = "import torch\nimport torch.nn.functional as F\n"
