@@ -903,9 +903,11 @@ ET_OP("cortex_m::quantized_max_pool2d_nhwc.out", k_cm_quantized_max_pool2d_nhwc_
 
 /* PyTorch's pooling output size */
 static int32_t pool_out(int32_t in, int32_t k, int32_t pad, int32_t s, bool ceil) {
+  const int32_t lim = 1 << 24;   /* beyond any real tensor: a corrupted program, and no overflow below */
+  if (in < 0 || in > lim || pad < 0 || pad > lim || s <= 0 || s > lim || k <= 0 || k > lim) return -1;
   int32_t num = in + 2 * pad - (k - 1) - 1 + (ceil ? s - 1 : 0);
   int32_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil && (o - 1) * s >= in + pad) o--;
+  if (ceil && (int64_t)(o - 1) * s >= (int64_t)in + pad) o--;
   return o;
 }
 

@@ -26,11 +26,15 @@ static void pstrides(const et_tensor *t, ptrdiff_t *s) {
   else { s[0] = 0; s[1] = st[0]; s[2] = st[1]; s[3] = st[2]; }
 }
 
-/* PyTorch's pooling_output_shape */
+/* PyTorch's pooling_output_shape; -1 for geometry beyond any real tensor (a corrupted program:
+ * the sums below must not overflow). */
 static int32_t pool_out(int32_t in, int32_t k, int32_t pad, int32_t s, int32_t dil, bool ceil) {
+  const int32_t lim = 1 << 24, klim = 1 << 12;
+  if (in < 0 || in > lim || pad < 0 || pad > lim || s <= 0 || s > lim || k <= 0 || k > klim || dil <= 0 ||
+      dil > klim) return -1;
   int32_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? s - 1 : 0);
   int32_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil && (o - 1) * s >= in + pad) o--;
+  if (ceil && (int64_t)(o - 1) * s >= (int64_t)in + pad) o--;
   return o;
 }
 
@@ -65,7 +69,7 @@ ET_OP("aten::max_pool2d_with_indices.out", k_aten_max_pool2d_with_indices_out) {
   if (!pair_arg(args[4], d, true)) { ctx->err_detail = 4; return ET_ERR_INVALID_ARGUMENT; }
   bool ceil = args[5]->tag == ET_TAG_BOOL && args[5]->u.b;
   if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || d[0] <= 0 || d[1] <= 0 || p[0] < 0 || p[1] < 0 ||
-      2 * p[0] > k[0] || 2 * p[1] > k[1]) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
+      p[0] > k[0] / 2 || p[1] > k[1] / 2) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
   if (in->dtype != ET_FLOAT || out->dtype != ET_FLOAT || idx->dtype != ET_LONG) {
     ctx->err_detail = 0; return ET_ERR_UNSUPPORTED;
   }
@@ -125,8 +129,8 @@ ET_OP("aten::avg_pool2d.out", k_aten_avg_pool2d_out) {
     divisor = (int32_t)et_value_as_int(args[6]);
     if (divisor == 0) { ctx->err_detail = 6; return ET_ERR_INVALID_ARGUMENT; }
   }
-  if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || p[0] < 0 || p[1] < 0 || 2 * p[0] > k[0] ||
-      2 * p[1] > k[1]) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
+  if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || p[0] < 0 || p[1] < 0 || p[0] > k[0] / 2 ||
+      p[1] > k[1] / 2) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
   if (in->dtype != ET_FLOAT || out->dtype != ET_FLOAT) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
   if (in->ndim < 3) { ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT; }
   uint32_t b = in->ndim - 3;
