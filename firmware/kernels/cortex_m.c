@@ -146,6 +146,12 @@ static bool pair_arg(const et_value *v, int32_t *out) {
 }
 
 #define ARG_TENSOR(i, t) do { et_status s_ = arg_tensor(ctx, args, (i), &(t)); if (s_) return s_; } while (0)
+/* for tensors whose dtype the op checks itself right after: the et_dtype_size test is then redundant */
+#define ARG_TENSOR_DT(i, dst) do { \
+    const et_value *v_ = args[i]; \
+    if (!v_ || v_->tag != ET_TAG_TENSOR || !v_->u.t || (!v_->u.t->data && numel32(v_->u.t) > 0)) BAD(i); \
+    (dst) = v_->u.t; \
+  } while (0)
 #define ARG_INT(i, x) do { if (!int_arg(args[i], &(x))) { ctx->err_detail = (i); return ET_ERR_INVALID_ARGUMENT; } } while (0)
 #define BAD(i) do { ctx->err_detail = (i); return ET_ERR_INVALID_ARGUMENT; } while (0)
 
@@ -379,11 +385,12 @@ static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, co
 ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   ET_CHECK_ARGS(12);
   et_tensor *in, *w, *bias = NULL, *ksum = NULL, *out;
-  ARG_TENSOR(0, in);
-  ARG_TENSOR(1, w);
-  ARG_TENSOR(11, out);
-  if (!et_is_none(args[2])) ARG_TENSOR(2, bias);
-  if (!et_is_none(args[3])) ARG_TENSOR(3, ksum);
+  /* every dtype is checked below */
+  ARG_TENSOR_DT(0, in);
+  ARG_TENSOR_DT(1, w);
+  ARG_TENSOR_DT(11, out);
+  if (!et_is_none(args[2])) ARG_TENSOR_DT(2, bias);
+  if (!et_is_none(args[3])) ARG_TENSOR_DT(3, ksum);
   int32_t in_off, f_off, out_off, amax, amin;
   ARG_INT(4, in_off); ARG_INT(5, f_off); ARG_INT(6, out_off); ARG_INT(9, amax); ARG_INT(10, amin);
   uint32_t nm, ns;
@@ -396,11 +403,16 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   if (bias && (bias->dtype != ET_INT || numel32(bias) != (uint32_t)N)) BAD(2);
   if (ksum && (ksum->dtype != ET_INT || numel32(ksum) != (uint32_t)N)) BAD(3);
   if (!contiguous(in) || !contiguous(w)) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
-  int32_t os[ET_MAX_DIMS];
-  for (uint32_t d = 0; d < in->ndim; d++) os[d] = in->sizes[d];
-  os[in->ndim - 1] = N;
-  et_status st = et_resize(out, in->ndim, os);
-  if (st) { ctx->err_detail = 11; return st; }
+  /* the planned output usually has the shape already: et_resize only when it differs */
+  bool same = out->ndim == in->ndim && out->sizes[in->ndim - 1] == N;
+  for (uint32_t d = 0; same && d + 1 < in->ndim; d++) same = out->sizes[d] == in->sizes[d];
+  if (!same) {
+    int32_t os[ET_MAX_DIMS];
+    for (uint32_t d = 0; d < in->ndim; d++) os[d] = in->sizes[d];
+    os[in->ndim - 1] = N;
+    et_status st = et_resize(out, in->ndim, os);
+    if (st) { ctx->err_detail = 11; return st; }
+  }
   if (!contiguous(out)) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
   uint32_t rows = 1;  /* the leading dims: numel(in) / K without a division */
   for (uint32_t d = 0; d + 1 < in->ndim; d++) rows *= (uint32_t)in->sizes[d];
