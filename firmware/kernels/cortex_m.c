@@ -175,6 +175,10 @@ static et_status resize4(et_kctx *ctx, et_tensor *out, bool nhwc, int32_t n, int
                          uint32_t oi) {
   int32_t s[4] = {n, c, h, w};
   if (nhwc) { s[1] = h; s[2] = w; s[3] = c; }
+  /* the planned output usually has the shape already (what et_resize would accept unchanged) */
+  if (out->ndim == 4 && (n | c | h | w) >= 0 && out->sizes[0] == s[0] && out->sizes[1] == s[1] &&
+      out->sizes[2] == s[2] && out->sizes[3] == s[3])
+    return ET_OK;
   et_status st = et_resize(out, 4, s);
   if (st != ET_OK) ctx->err_detail = oi;
   return st;
@@ -630,12 +634,13 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   const uint32_t o = depthwise ? 1 : 0;  /* index shift after dilation */
   ET_CHECK_ARGS(14 + o);
   et_tensor *in, *w, *bias = NULL, *mt, *shf, *out;
-  ARG_TENSOR(0, in);
-  ARG_TENSOR(1, w);
-  if (!et_is_none(args[2])) ARG_TENSOR(2, bias);
-  ARG_TENSOR(8 + o, mt);
-  ARG_TENSOR(9 + o, shf);
-  ARG_TENSOR(13 + o, out);
+  /* every dtype is checked below */
+  ARG_TENSOR_DT(0, in);
+  ARG_TENSOR_DT(1, w);
+  if (!et_is_none(args[2])) ARG_TENSOR_DT(2, bias);
+  ARG_TENSOR_DT(8 + o, mt);
+  ARG_TENSOR_DT(9 + o, shf);
+  ARG_TENSOR_DT(13 + o, out);
   qconv c;
   int32_t s[2], p[2], d[2];
   if (!pair_arg(args[3], s)) BAD(3);
@@ -645,7 +650,7 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   /* int8 zero points: anything else is a corrupted program, and would overflow the sums. */
   if (c.in_off < -255 || c.in_off > 255) BAD(6 + o);
   if (in->ndim != 4 || w->ndim != 4 || in->dtype != ET_CHAR || w->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
-  if (!et_is_contiguous(w)) { ctx->err_detail = 1; return ET_ERR_UNSUPPORTED; }
+  if (!contiguous(w)) { ctx->err_detail = 1; return ET_ERR_UNSUPPORTED; }
   geo4(in, nhwc, &c.x);
   c.sh = s[0]; c.sw = s[1]; c.ph = p[0]; c.pw = p[1]; c.dh = d[0]; c.dw = d[1];
   c.KH = w->sizes[1]; c.KW = w->sizes[2];
@@ -667,8 +672,9 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
     c.opg = O / G;
   }
   if (c.sh <= 0 || c.sw <= 0 || c.dh <= 0 || c.dw <= 0 || c.ph < 0 || c.pw < 0) BAD(3);
-  if (et_numel(mt) < O || et_numel(shf) < O || mt->dtype != ET_INT || shf->dtype != ET_INT) BAD(8 + o);
-  if (bias && (bias->dtype != ET_INT || et_numel(bias) != O)) BAD(2);
+  if (O < 0 || numel32(mt) < (uint32_t)O || numel32(shf) < (uint32_t)O || mt->dtype != ET_INT ||
+      shf->dtype != ET_INT) BAD(8 + o);
+  if (bias && (bias->dtype != ET_INT || numel32(bias) != (uint32_t)O)) BAD(2);
   int32_t OH = (c.x.h + 2 * c.ph - c.dh * (c.KH - 1) - 1) / c.sh + 1;
   int32_t OW = (c.x.w + 2 * c.pw - c.dw * (c.KW - 1) - 1) / c.sw + 1;
   if (OH <= 0 || OW <= 0) BAD(0);
