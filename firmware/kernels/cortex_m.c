@@ -363,15 +363,37 @@ static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, co
     for (int32_t nb = 0; nb < N; nb += 64) {
       const int32_t nn = N - nb < 64 ? N - nb : 64;
       const int8_t *wb = wd + (ptrdiff_t)nb * K;
-      for (int32_t n = 0; n < nn; n += 5) {
+      int32_t n5 = 0;
+      for (const int8_t *w0 = wb; n5 + 5 <= nn; n5 += 5, w0 += 5 * (ptrdiff_t)K)
+        dot5_s8(x, w0, w0 + K, w0 + 2 * K, w0 + 3 * K, w0 + 4 * K, K, d + n5);
+      for (int32_t n = n5; n < nn; n += 5) {  /* a last partial group: its missing rows repeat the last */
         const int32_t left = nn - n;
         const int8_t *w0 = wb + (ptrdiff_t)n * K, *w1 = left > 1 ? w0 + K : w0, *w2 = left > 2 ? w1 + K : w1,
                      *w3 = left > 3 ? w2 + K : w2, *w4 = left > 4 ? w3 + K : w3;
         dot5_s8(x, w0, w1, w2, w3, w4, K, d + n);
       }
+      if (kd) {
+        /* whole vectors unpredicated, the last partial one predicated (kd must not be read past N) */
+        const int32_t *kp = kd + nb;
+        int8_t *yp = y + nb;
+        int32_t n = 0;
+        for (; n + 4 <= nn; n += 4) {
+          /* wrapping sums, like the 32-bit accumulator of the reference */
+          int32x4_t acc = vaddq_n_s32(vaddq_s32(vld1q_s32(d + n), vld1q_s32(kp + n)), fx);
+          int32x4_t r = cm_requant_vn(acc, mult, shift);
+          vstrbq_s32(yp + n, vminq_s32(vmaxq_s32(vqaddq_n_s32(r, out_off), vlo), vhi));
+        }
+        if (n < nn) {
+          mve_pred16_t pn = vctp32q((uint32_t)(nn - n));
+          int32x4_t acc = vaddq_n_s32(vaddq_s32(vld1q_s32(d + n), vld1q_z_s32(kp + n, pn)), fx);
+          int32x4_t r = cm_requant_vn(acc, mult, shift);
+          vstrbq_p_s32(yp + n, vminq_s32(vmaxq_s32(vqaddq_n_s32(r, out_off), vlo), vhi), pn);
+        }
+        continue;
+      }
       for (int32_t n = 0; n < nn; n += 4) {
         mve_pred16_t pn = vctp32q((uint32_t)(nn - n));
-        int32x4_t cst = kd ? vld1q_z_s32(kd + nb + n, pn) : qlinear_cols(wd, bd, nb + n, N, K, in_off, f_off);
+        int32x4_t cst = qlinear_cols(wd, bd, nb + n, N, K, in_off, f_off);
         /* wrapping sums, like the 32-bit accumulator of the reference */
         int32x4_t acc = vaddq_s32(vaddq_s32(vld1q_s32(d + n), cst), vdupq_n_s32(fx));
         int32x4_t r = cm_requant_vn(acc, mult, shift);
@@ -406,20 +428,31 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   if (in->sizes[in->ndim - 1] != K) BAD(0);
   if (bias && (bias->dtype != ET_INT || numel32(bias) != (uint32_t)N)) BAD(2);
   if (ksum && (ksum->dtype != ET_INT || numel32(ksum) != (uint32_t)N)) BAD(3);
-  if (!contiguous(in) || !contiguous(w)) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
-  /* the planned output usually has the shape already: et_resize only when it differs */
-  bool same = out->ndim == in->ndim && out->sizes[in->ndim - 1] == N;
-  for (uint32_t d = 0; same && d + 1 < in->ndim; d++) same = out->sizes[d] == in->sizes[d];
+  if (!contiguous(w)) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
+  /* one pass over the input dims: its contiguity, the row count (numel(in) / K without a division),
+   * and whether the planned output has the shape already (et_resize only when it differs) */
+  const uint32_t nd = in->ndim;
+  const uint8_t *ido = in->dim_order, *odo = out->dim_order;
+  bool same = out->ndim == nd && out->sizes[nd - 1] == N, cont = true;
+  uint32_t rows = 1;
+  for (uint32_t d = 0; d < nd; d++) {
+    if (ido && ido[d] != d) cont = false;
+    if (d + 1 < nd) {
+      rows *= (uint32_t)in->sizes[d];
+      if (same && out->sizes[d] != in->sizes[d]) same = false;
+    }
+  }
+  if (!cont) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
   if (!same) {
     int32_t os[ET_MAX_DIMS];
-    for (uint32_t d = 0; d < in->ndim; d++) os[d] = in->sizes[d];
-    os[in->ndim - 1] = N;
-    et_status st = et_resize(out, in->ndim, os);
+    for (uint32_t d = 0; d < nd; d++) os[d] = in->sizes[d];
+    os[nd - 1] = N;
+    et_status st = et_resize(out, nd, os);
     if (st) { ctx->err_detail = 11; return st; }
   }
-  if (!contiguous(out)) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
-  uint32_t rows = 1;  /* the leading dims: numel(in) / K without a division */
-  for (uint32_t d = 0; d + 1 < in->ndim; d++) rows *= (uint32_t)in->sizes[d];
+  /* out has nd dims here */
+  for (uint32_t d = 0; odo && d < nd; d++)
+    if (odo[d] != d) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
   int32_t M = K ? (int32_t)rows : 0;
   const int8_t *x = (const int8_t *)in->data, *wd = (const int8_t *)w->data;
   const int32_t *bd = bias ? (const int32_t *)bias->data : NULL, *kd = ksum ? (const int32_t *)ksum->data : NULL;
