@@ -593,10 +593,49 @@ CM_HOT static bool qdw_mve(const qconv *c, const int8_t *x, int8_t *y) {
 }
 #endif
 
+/* The portable depthwise, on its own: everything in locals (an int8 store may alias *c, so fields
+ * would be reloaded per output), the tap ranges clipped once per pixel instead of tested per tap. */
+__attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t O = c->y.c, KH = c->KH, KW = c->KW, dh = c->dh, dw = c->dw, H = c->x.h, W = c->x.w;
+  const int32_t xsh = c->x.sh, xsw = c->x.sw, xsc = c->x.sc, in_off = c->in_off, opg = c->opg;
+  const int32_t out_off = c->out_off, amin = c->amin, amax = c->amax, ysc = c->y.sc;
+  const int32_t *mult = c->mult, *shift = c->shift, *bias = c->bias;
+  const int8_t *wt = c->w;
+  for (int32_t n = 0; n < c->y.n; n++)
+    for (int32_t oh = 0; oh < c->y.h; oh++) {
+      const int32_t ih0 = oh * c->sh - c->ph;
+      int32_t kh0 = 0, kh1 = KH;  /* taps kh in [kh0, kh1) fall inside the input rows */
+      while (kh0 < KH && ih0 + kh0 * dh < 0) kh0++;
+      while (kh1 > kh0 && ih0 + (kh1 - 1) * dh >= H) kh1--;
+      for (int32_t ow = 0; ow < c->y.w; ow++) {
+        const int32_t iw0 = ow * c->sw - c->pw;
+        int32_t kw0 = 0, kw1 = KW;
+        while (kw0 < KW && iw0 + kw0 * dw < 0) kw0++;
+        while (kw1 > kw0 && iw0 + (kw1 - 1) * dw >= W) kw1--;
+        const int8_t *xp = x + n * c->x.sn;  /* the window origin may lie outside: offsets below stay inside */
+        int8_t *yp = y + n * c->y.sn + oh * c->y.sh + ow * c->y.sw;
+        for (int32_t oc = 0; oc < O; oc++) {
+          /* Wraps like the hardware's 32-bit accumulator; a corrupted bias cannot make it UB. */
+          uint32_t acc = bias ? (uint32_t)bias[oc] : 0u;
+          const int8_t *xc = xp + (oc / opg) * xsc;
+          for (int32_t kh = kh0; kh < kh1; kh++) {
+            const int8_t *xr = xc + (ptrdiff_t)(ih0 + kh * dh) * xsh, *wr = wt + (ptrdiff_t)kh * KW * O + oc;
+            for (int32_t kw = kw0; kw < kw1; kw++)
+              acc += (uint32_t)(((int32_t)xr[(ptrdiff_t)(iw0 + kw * dw) * xsw] + in_off) *
+                                (int32_t)wr[(ptrdiff_t)kw * O]);
+          }
+          int32_t r = add_sat_i32(cm_requant((int32_t)acc, mult[oc], shift[oc]), out_off);
+          yp[oc * ysc] = (int8_t)clamp_i32(r, amin, amax);
+        }
+      }
+    }
+}
+
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
   if (qdw_mve(c, x, y)) return;
 #endif
+  if (c->depthwise) { qdw_portable(c, x, y); return; }
   const int32_t O = c->y.c;
   /* dense NHWC input, one group, unit column dilation: the kw taps of a row are contiguous */
   const bool merge = !c->depthwise && c->cpg == c->x.c && c->x.sc == 1 && c->x.sw == c->x.c && c->dw == 1;
@@ -608,53 +647,39 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
         for (int32_t oc = 0; oc < O; oc++) {
           /* Wraps like the hardware's 32-bit accumulator; a corrupted bias cannot make it UB. */
           uint32_t acc = c->bias ? (uint32_t)c->bias[oc] : 0u;
-          if (c->depthwise) {
-            const int32_t ic = oc / c->opg;
-            const int8_t *xc = xn + ic * c->x.sc;
-            for (int32_t kh = 0; kh < c->KH; kh++) {
-              int32_t ih = ih0 + kh * c->dh;
-              if (ih < 0 || ih >= c->x.h) continue;
-              for (int32_t kw = 0; kw < c->KW; kw++) {
-                int32_t iw = iw0 + kw * c->dw;
-                if (iw < 0 || iw >= c->x.w) continue;
-                int32_t xv = (int32_t)xc[ih * c->x.sh + iw * c->x.sw] + c->in_off;
-                acc += (uint32_t)(xv * (int32_t)c->w[((ptrdiff_t)kh * c->KW + kw) * O + oc]);
-              }
+          /* dense and grouped (depthwise went to qdw_portable) */
+          const int32_t c0 = (oc / c->opg) * c->cpg;
+          const int8_t *wo = c->w + (ptrdiff_t)oc * c->KH * c->KW * c->cpg;
+          int32_t wsum = 0;
+          for (int32_t kh = 0; kh < c->KH; kh++) {
+            int32_t ih = ih0 + kh * c->dh;
+            if (ih < 0 || ih >= c->x.h) continue;
+            if (merge) {
+              /* taps kw in [k0, k1) read one contiguous run of (k1 - k0) * C values */
+              int32_t k0 = iw0 < 0 ? -iw0 : 0, k1 = c->x.w - iw0;
+              if (k1 > c->KW) k1 = c->KW;
+              if (k0 >= k1) continue;
+              const int8_t *xp = xn + ih * c->x.sh + (iw0 + k0) * c->x.sw;
+              const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + k0) * c->cpg;
+              acc += (uint32_t)dot_sum_s8(xp, wp, (k1 - k0) * c->cpg, &wsum);
+              continue;
             }
-          } else {
-            const int32_t c0 = (oc / c->opg) * c->cpg;
-            const int8_t *wo = c->w + (ptrdiff_t)oc * c->KH * c->KW * c->cpg;
-            int32_t wsum = 0;
-            for (int32_t kh = 0; kh < c->KH; kh++) {
-              int32_t ih = ih0 + kh * c->dh;
-              if (ih < 0 || ih >= c->x.h) continue;
-              if (merge) {
-                /* taps kw in [k0, k1) read one contiguous run of (k1 - k0) * C values */
-                int32_t k0 = iw0 < 0 ? -iw0 : 0, k1 = c->x.w - iw0;
-                if (k1 > c->KW) k1 = c->KW;
-                if (k0 >= k1) continue;
-                const int8_t *xp = xn + ih * c->x.sh + (iw0 + k0) * c->x.sw;
-                const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + k0) * c->cpg;
-                acc += (uint32_t)dot_sum_s8(xp, wp, (k1 - k0) * c->cpg, &wsum);
-                continue;
-              }
-              for (int32_t kw = 0; kw < c->KW; kw++) {
-                int32_t iw = iw0 + kw * c->dw;
-                if (iw < 0 || iw >= c->x.w) continue;
-                const int8_t *xp = xn + c0 * c->x.sc + ih * c->x.sh + iw * c->x.sw;
-                const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + kw) * c->cpg;
-                if (c->x.sc == 1) {
-                  acc += (uint32_t)dot_sum_s8(xp, wp, c->cpg, &wsum);
-                } else {
-                  for (int32_t ci = 0; ci < c->cpg; ci++) {
-                    acc += (uint32_t)((int32_t)xp[ci * c->x.sc] * (int32_t)wp[ci]);
-                    wsum += wp[ci];
-                  }
+            for (int32_t kw = 0; kw < c->KW; kw++) {
+              int32_t iw = iw0 + kw * c->dw;
+              if (iw < 0 || iw >= c->x.w) continue;
+              const int8_t *xp = xn + c0 * c->x.sc + ih * c->x.sh + iw * c->x.sw;
+              const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + kw) * c->cpg;
+              if (c->x.sc == 1) {
+                acc += (uint32_t)dot_sum_s8(xp, wp, c->cpg, &wsum);
+              } else {
+                for (int32_t ci = 0; ci < c->cpg; ci++) {
+                  acc += (uint32_t)((int32_t)xp[ci * c->x.sc] * (int32_t)wp[ci]);
+                  wsum += wp[ci];
                 }
               }
             }
-            acc += (uint32_t)c->in_off * (uint32_t)wsum;
           }
+          acc += (uint32_t)c->in_off * (uint32_t)wsum;
           int32_t r = add_sat_i32(cm_requant((int32_t)acc, c->mult[oc], c->shift[oc]), c->out_off);
           y[n * c->y.sn + oc * c->y.sc + oh * c->y.sh + ow * c->y.sw] = (int8_t)clamp_i32(r, c->amin, c->amax);
         }
