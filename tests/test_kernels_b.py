@@ -356,6 +356,17 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x), self.p(x), self.s(x)
 """, [((2, 3, 41), F, "n")], False, None),
+    # portable depthwise (depth multipliers 2 and 3, not the Helium case): taps clipped at every border,
+    # padding past a whole kernel row, non-square kernels and strides, odd sizes
+    "cm_dw_portable": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 6, (3, 5), stride=(1, 2), padding=(2, 1), groups=3)
+        self.b = torch.nn.Conv2d(6, 18, 2, stride=3, padding=1, groups=6)
+    def forward(self, x):
+        return self.b(F.relu(self.a(x)))
+""", [((1, 3, 7, 10), F, "cl")], True, None),
 }
 
 HEADER = "import torch\nimport torch.nn.functional as F\n"

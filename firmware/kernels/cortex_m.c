@@ -146,6 +146,12 @@ static bool pair_arg(const et_value *v, int32_t *out) {
 }
 
 #define ARG_TENSOR(i, t) do { et_status s_ = arg_tensor(ctx, args, (i), &(t)); if (s_) return s_; } while (0)
+/* for tensors whose dtype the op checks itself right after: the et_dtype_size test is then redundant */
+#define ARG_TENSOR_DT(i, dst) do { \
+    const et_value *v_ = args[i]; \
+    if (!v_ || v_->tag != ET_TAG_TENSOR || !v_->u.t || (!v_->u.t->data && numel32(v_->u.t) > 0)) BAD(i); \
+    (dst) = v_->u.t; \
+  } while (0)
 #define ARG_INT(i, x) do { if (!int_arg(args[i], &(x))) { ctx->err_detail = (i); return ET_ERR_INVALID_ARGUMENT; } } while (0)
 #define BAD(i) do { ctx->err_detail = (i); return ET_ERR_INVALID_ARGUMENT; } while (0)
 
@@ -169,6 +175,10 @@ static et_status resize4(et_kctx *ctx, et_tensor *out, bool nhwc, int32_t n, int
                          uint32_t oi) {
   int32_t s[4] = {n, c, h, w};
   if (nhwc) { s[1] = h; s[2] = w; s[3] = c; }
+  /* the planned output usually has the shape already (what et_resize would accept unchanged) */
+  if (out->ndim == 4 && (n | c | h | w) >= 0 && out->sizes[0] == s[0] && out->sizes[1] == s[1] &&
+      out->sizes[2] == s[2] && out->sizes[3] == s[3])
+    return ET_OK;
   et_status st = et_resize(out, 4, s);
   if (st != ET_OK) ctx->err_detail = oi;
   return st;
@@ -353,15 +363,37 @@ static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, co
     for (int32_t nb = 0; nb < N; nb += 64) {
       const int32_t nn = N - nb < 64 ? N - nb : 64;
       const int8_t *wb = wd + (ptrdiff_t)nb * K;
-      for (int32_t n = 0; n < nn; n += 5) {
+      int32_t n5 = 0;
+      for (const int8_t *w0 = wb; n5 + 5 <= nn; n5 += 5, w0 += 5 * (ptrdiff_t)K)
+        dot5_s8(x, w0, w0 + K, w0 + 2 * K, w0 + 3 * K, w0 + 4 * K, K, d + n5);
+      for (int32_t n = n5; n < nn; n += 5) {  /* a last partial group: its missing rows repeat the last */
         const int32_t left = nn - n;
         const int8_t *w0 = wb + (ptrdiff_t)n * K, *w1 = left > 1 ? w0 + K : w0, *w2 = left > 2 ? w1 + K : w1,
                      *w3 = left > 3 ? w2 + K : w2, *w4 = left > 4 ? w3 + K : w3;
         dot5_s8(x, w0, w1, w2, w3, w4, K, d + n);
       }
+      if (kd) {
+        /* whole vectors unpredicated, the last partial one predicated (kd must not be read past N) */
+        const int32_t *kp = kd + nb;
+        int8_t *yp = y + nb;
+        int32_t n = 0;
+        for (; n + 4 <= nn; n += 4) {
+          /* wrapping sums, like the 32-bit accumulator of the reference */
+          int32x4_t acc = vaddq_n_s32(vaddq_s32(vld1q_s32(d + n), vld1q_s32(kp + n)), fx);
+          int32x4_t r = cm_requant_vn(acc, mult, shift);
+          vstrbq_s32(yp + n, vminq_s32(vmaxq_s32(vqaddq_n_s32(r, out_off), vlo), vhi));
+        }
+        if (n < nn) {
+          mve_pred16_t pn = vctp32q((uint32_t)(nn - n));
+          int32x4_t acc = vaddq_n_s32(vaddq_s32(vld1q_s32(d + n), vld1q_z_s32(kp + n, pn)), fx);
+          int32x4_t r = cm_requant_vn(acc, mult, shift);
+          vstrbq_p_s32(yp + n, vminq_s32(vmaxq_s32(vqaddq_n_s32(r, out_off), vlo), vhi), pn);
+        }
+        continue;
+      }
       for (int32_t n = 0; n < nn; n += 4) {
         mve_pred16_t pn = vctp32q((uint32_t)(nn - n));
-        int32x4_t cst = kd ? vld1q_z_s32(kd + nb + n, pn) : qlinear_cols(wd, bd, nb + n, N, K, in_off, f_off);
+        int32x4_t cst = qlinear_cols(wd, bd, nb + n, N, K, in_off, f_off);
         /* wrapping sums, like the 32-bit accumulator of the reference */
         int32x4_t acc = vaddq_s32(vaddq_s32(vld1q_s32(d + n), cst), vdupq_n_s32(fx));
         int32x4_t r = cm_requant_vn(acc, mult, shift);
@@ -379,11 +411,12 @@ static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, co
 ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   ET_CHECK_ARGS(12);
   et_tensor *in, *w, *bias = NULL, *ksum = NULL, *out;
-  ARG_TENSOR(0, in);
-  ARG_TENSOR(1, w);
-  ARG_TENSOR(11, out);
-  if (!et_is_none(args[2])) ARG_TENSOR(2, bias);
-  if (!et_is_none(args[3])) ARG_TENSOR(3, ksum);
+  /* every dtype is checked below */
+  ARG_TENSOR_DT(0, in);
+  ARG_TENSOR_DT(1, w);
+  ARG_TENSOR_DT(11, out);
+  if (!et_is_none(args[2])) ARG_TENSOR_DT(2, bias);
+  if (!et_is_none(args[3])) ARG_TENSOR_DT(3, ksum);
   int32_t in_off, f_off, out_off, amax, amin;
   ARG_INT(4, in_off); ARG_INT(5, f_off); ARG_INT(6, out_off); ARG_INT(9, amax); ARG_INT(10, amin);
   uint32_t nm, ns;
@@ -395,15 +428,31 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   if (in->sizes[in->ndim - 1] != K) BAD(0);
   if (bias && (bias->dtype != ET_INT || numel32(bias) != (uint32_t)N)) BAD(2);
   if (ksum && (ksum->dtype != ET_INT || numel32(ksum) != (uint32_t)N)) BAD(3);
-  if (!contiguous(in) || !contiguous(w)) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
-  int32_t os[ET_MAX_DIMS];
-  for (uint32_t d = 0; d < in->ndim; d++) os[d] = in->sizes[d];
-  os[in->ndim - 1] = N;
-  et_status st = et_resize(out, in->ndim, os);
-  if (st) { ctx->err_detail = 11; return st; }
-  if (!contiguous(out)) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
-  uint32_t rows = 1;  /* the leading dims: numel(in) / K without a division */
-  for (uint32_t d = 0; d + 1 < in->ndim; d++) rows *= (uint32_t)in->sizes[d];
+  if (!contiguous(w)) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
+  /* one pass over the input dims: its contiguity, the row count (numel(in) / K without a division),
+   * and whether the planned output has the shape already (et_resize only when it differs) */
+  const uint32_t nd = in->ndim;
+  const uint8_t *ido = in->dim_order, *odo = out->dim_order;
+  bool same = out->ndim == nd && out->sizes[nd - 1] == N, cont = true;
+  uint32_t rows = 1;
+  for (uint32_t d = 0; d < nd; d++) {
+    if (ido && ido[d] != d) cont = false;
+    if (d + 1 < nd) {
+      rows *= (uint32_t)in->sizes[d];
+      if (same && out->sizes[d] != in->sizes[d]) same = false;
+    }
+  }
+  if (!cont) { ctx->err_detail = 0; return ET_ERR_UNSUPPORTED; }
+  if (!same) {
+    int32_t os[ET_MAX_DIMS];
+    for (uint32_t d = 0; d < nd; d++) os[d] = in->sizes[d];
+    os[nd - 1] = N;
+    et_status st = et_resize(out, nd, os);
+    if (st) { ctx->err_detail = 11; return st; }
+  }
+  /* out has nd dims here */
+  for (uint32_t d = 0; odo && d < nd; d++)
+    if (odo[d] != d) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
   int32_t M = K ? (int32_t)rows : 0;
   const int8_t *x = (const int8_t *)in->data, *wd = (const int8_t *)w->data;
   const int32_t *bd = bias ? (const int32_t *)bias->data : NULL, *kd = ksum ? (const int32_t *)ksum->data : NULL;
@@ -544,10 +593,49 @@ CM_HOT static bool qdw_mve(const qconv *c, const int8_t *x, int8_t *y) {
 }
 #endif
 
+/* The portable depthwise, on its own: everything in locals (an int8 store may alias *c, so fields
+ * would be reloaded per output), the tap ranges clipped once per pixel instead of tested per tap. */
+__attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t O = c->y.c, KH = c->KH, KW = c->KW, dh = c->dh, dw = c->dw, H = c->x.h, W = c->x.w;
+  const int32_t xsh = c->x.sh, xsw = c->x.sw, xsc = c->x.sc, in_off = c->in_off, opg = c->opg;
+  const int32_t out_off = c->out_off, amin = c->amin, amax = c->amax, ysc = c->y.sc;
+  const int32_t *mult = c->mult, *shift = c->shift, *bias = c->bias;
+  const int8_t *wt = c->w;
+  for (int32_t n = 0; n < c->y.n; n++)
+    for (int32_t oh = 0; oh < c->y.h; oh++) {
+      const int32_t ih0 = oh * c->sh - c->ph;
+      int32_t kh0 = 0, kh1 = KH;  /* taps kh in [kh0, kh1) fall inside the input rows */
+      while (kh0 < KH && ih0 + kh0 * dh < 0) kh0++;
+      while (kh1 > kh0 && ih0 + (kh1 - 1) * dh >= H) kh1--;
+      for (int32_t ow = 0; ow < c->y.w; ow++) {
+        const int32_t iw0 = ow * c->sw - c->pw;
+        int32_t kw0 = 0, kw1 = KW;
+        while (kw0 < KW && iw0 + kw0 * dw < 0) kw0++;
+        while (kw1 > kw0 && iw0 + (kw1 - 1) * dw >= W) kw1--;
+        const int8_t *xp = x + n * c->x.sn;  /* the window origin may lie outside: offsets below stay inside */
+        int8_t *yp = y + n * c->y.sn + oh * c->y.sh + ow * c->y.sw;
+        for (int32_t oc = 0; oc < O; oc++) {
+          /* Wraps like the hardware's 32-bit accumulator; a corrupted bias cannot make it UB. */
+          uint32_t acc = bias ? (uint32_t)bias[oc] : 0u;
+          const int8_t *xc = xp + (oc / opg) * xsc;
+          for (int32_t kh = kh0; kh < kh1; kh++) {
+            const int8_t *xr = xc + (ptrdiff_t)(ih0 + kh * dh) * xsh, *wr = wt + (ptrdiff_t)kh * KW * O + oc;
+            for (int32_t kw = kw0; kw < kw1; kw++)
+              acc += (uint32_t)(((int32_t)xr[(ptrdiff_t)(iw0 + kw * dw) * xsw] + in_off) *
+                                (int32_t)wr[(ptrdiff_t)kw * O]);
+          }
+          int32_t r = add_sat_i32(cm_requant((int32_t)acc, mult[oc], shift[oc]), out_off);
+          yp[oc * ysc] = (int8_t)clamp_i32(r, amin, amax);
+        }
+      }
+    }
+}
+
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
   if (qdw_mve(c, x, y)) return;
 #endif
+  if (c->depthwise) { qdw_portable(c, x, y); return; }
   const int32_t O = c->y.c;
   /* dense NHWC input, one group, unit column dilation: the kw taps of a row are contiguous */
   const bool merge = !c->depthwise && c->cpg == c->x.c && c->x.sc == 1 && c->x.sw == c->x.c && c->dw == 1;
@@ -559,53 +647,39 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
         for (int32_t oc = 0; oc < O; oc++) {
           /* Wraps like the hardware's 32-bit accumulator; a corrupted bias cannot make it UB. */
           uint32_t acc = c->bias ? (uint32_t)c->bias[oc] : 0u;
-          if (c->depthwise) {
-            const int32_t ic = oc / c->opg;
-            const int8_t *xc = xn + ic * c->x.sc;
-            for (int32_t kh = 0; kh < c->KH; kh++) {
-              int32_t ih = ih0 + kh * c->dh;
-              if (ih < 0 || ih >= c->x.h) continue;
-              for (int32_t kw = 0; kw < c->KW; kw++) {
-                int32_t iw = iw0 + kw * c->dw;
-                if (iw < 0 || iw >= c->x.w) continue;
-                int32_t xv = (int32_t)xc[ih * c->x.sh + iw * c->x.sw] + c->in_off;
-                acc += (uint32_t)(xv * (int32_t)c->w[((ptrdiff_t)kh * c->KW + kw) * O + oc]);
-              }
+          /* dense and grouped (depthwise went to qdw_portable) */
+          const int32_t c0 = (oc / c->opg) * c->cpg;
+          const int8_t *wo = c->w + (ptrdiff_t)oc * c->KH * c->KW * c->cpg;
+          int32_t wsum = 0;
+          for (int32_t kh = 0; kh < c->KH; kh++) {
+            int32_t ih = ih0 + kh * c->dh;
+            if (ih < 0 || ih >= c->x.h) continue;
+            if (merge) {
+              /* taps kw in [k0, k1) read one contiguous run of (k1 - k0) * C values */
+              int32_t k0 = iw0 < 0 ? -iw0 : 0, k1 = c->x.w - iw0;
+              if (k1 > c->KW) k1 = c->KW;
+              if (k0 >= k1) continue;
+              const int8_t *xp = xn + ih * c->x.sh + (iw0 + k0) * c->x.sw;
+              const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + k0) * c->cpg;
+              acc += (uint32_t)dot_sum_s8(xp, wp, (k1 - k0) * c->cpg, &wsum);
+              continue;
             }
-          } else {
-            const int32_t c0 = (oc / c->opg) * c->cpg;
-            const int8_t *wo = c->w + (ptrdiff_t)oc * c->KH * c->KW * c->cpg;
-            int32_t wsum = 0;
-            for (int32_t kh = 0; kh < c->KH; kh++) {
-              int32_t ih = ih0 + kh * c->dh;
-              if (ih < 0 || ih >= c->x.h) continue;
-              if (merge) {
-                /* taps kw in [k0, k1) read one contiguous run of (k1 - k0) * C values */
-                int32_t k0 = iw0 < 0 ? -iw0 : 0, k1 = c->x.w - iw0;
-                if (k1 > c->KW) k1 = c->KW;
-                if (k0 >= k1) continue;
-                const int8_t *xp = xn + ih * c->x.sh + (iw0 + k0) * c->x.sw;
-                const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + k0) * c->cpg;
-                acc += (uint32_t)dot_sum_s8(xp, wp, (k1 - k0) * c->cpg, &wsum);
-                continue;
-              }
-              for (int32_t kw = 0; kw < c->KW; kw++) {
-                int32_t iw = iw0 + kw * c->dw;
-                if (iw < 0 || iw >= c->x.w) continue;
-                const int8_t *xp = xn + c0 * c->x.sc + ih * c->x.sh + iw * c->x.sw;
-                const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + kw) * c->cpg;
-                if (c->x.sc == 1) {
-                  acc += (uint32_t)dot_sum_s8(xp, wp, c->cpg, &wsum);
-                } else {
-                  for (int32_t ci = 0; ci < c->cpg; ci++) {
-                    acc += (uint32_t)((int32_t)xp[ci * c->x.sc] * (int32_t)wp[ci]);
-                    wsum += wp[ci];
-                  }
+            for (int32_t kw = 0; kw < c->KW; kw++) {
+              int32_t iw = iw0 + kw * c->dw;
+              if (iw < 0 || iw >= c->x.w) continue;
+              const int8_t *xp = xn + c0 * c->x.sc + ih * c->x.sh + iw * c->x.sw;
+              const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + kw) * c->cpg;
+              if (c->x.sc == 1) {
+                acc += (uint32_t)dot_sum_s8(xp, wp, c->cpg, &wsum);
+              } else {
+                for (int32_t ci = 0; ci < c->cpg; ci++) {
+                  acc += (uint32_t)((int32_t)xp[ci * c->x.sc] * (int32_t)wp[ci]);
+                  wsum += wp[ci];
                 }
               }
             }
-            acc += (uint32_t)c->in_off * (uint32_t)wsum;
           }
+          acc += (uint32_t)c->in_off * (uint32_t)wsum;
           int32_t r = add_sat_i32(cm_requant((int32_t)acc, c->mult[oc], c->shift[oc]), c->out_off);
           y[n * c->y.sn + oc * c->y.sc + oh * c->y.sh + ow * c->y.sw] = (int8_t)clamp_i32(r, c->amin, c->amax);
         }
@@ -618,12 +692,13 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   const uint32_t o = depthwise ? 1 : 0;  /* index shift after dilation */
   ET_CHECK_ARGS(14 + o);
   et_tensor *in, *w, *bias = NULL, *mt, *shf, *out;
-  ARG_TENSOR(0, in);
-  ARG_TENSOR(1, w);
-  if (!et_is_none(args[2])) ARG_TENSOR(2, bias);
-  ARG_TENSOR(8 + o, mt);
-  ARG_TENSOR(9 + o, shf);
-  ARG_TENSOR(13 + o, out);
+  /* every dtype is checked below */
+  ARG_TENSOR_DT(0, in);
+  ARG_TENSOR_DT(1, w);
+  if (!et_is_none(args[2])) ARG_TENSOR_DT(2, bias);
+  ARG_TENSOR_DT(8 + o, mt);
+  ARG_TENSOR_DT(9 + o, shf);
+  ARG_TENSOR_DT(13 + o, out);
   qconv c;
   int32_t s[2], p[2], d[2];
   if (!pair_arg(args[3], s)) BAD(3);
@@ -633,7 +708,7 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   /* int8 zero points: anything else is a corrupted program, and would overflow the sums. */
   if (c.in_off < -255 || c.in_off > 255) BAD(6 + o);
   if (in->ndim != 4 || w->ndim != 4 || in->dtype != ET_CHAR || w->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
-  if (!et_is_contiguous(w)) { ctx->err_detail = 1; return ET_ERR_UNSUPPORTED; }
+  if (!contiguous(w)) { ctx->err_detail = 1; return ET_ERR_UNSUPPORTED; }
   geo4(in, nhwc, &c.x);
   c.sh = s[0]; c.sw = s[1]; c.ph = p[0]; c.pw = p[1]; c.dh = d[0]; c.dw = d[1];
   c.KH = w->sizes[1]; c.KW = w->sizes[2];
@@ -655,8 +730,9 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
     c.opg = O / G;
   }
   if (c.sh <= 0 || c.sw <= 0 || c.dh <= 0 || c.dw <= 0 || c.ph < 0 || c.pw < 0) BAD(3);
-  if (et_numel(mt) < O || et_numel(shf) < O || mt->dtype != ET_INT || shf->dtype != ET_INT) BAD(8 + o);
-  if (bias && (bias->dtype != ET_INT || et_numel(bias) != O)) BAD(2);
+  if (O < 0 || numel32(mt) < (uint32_t)O || numel32(shf) < (uint32_t)O || mt->dtype != ET_INT ||
+      shf->dtype != ET_INT) BAD(8 + o);
+  if (bias && (bias->dtype != ET_INT || numel32(bias) != (uint32_t)O)) BAD(2);
   int32_t OH = (c.x.h + 2 * c.ph - c.dh * (c.KH - 1) - 1) / c.sh + 1;
   int32_t OW = (c.x.w + 2 * c.pw - c.dw * (c.KW - 1) - 1) / c.sw + 1;
   if (OH <= 0 || OW <= 0) BAD(0);
