@@ -686,6 +686,15 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
       }
 }
 
+/* (in + 2 pad - dil (k - 1) - 1) / s + 1, summed in 64 bits; -1 when it is not a positive int32 (a corrupted
+ * geometry: the int32 form would overflow) */
+static int32_t conv_out(int32_t in, int32_t pad, int32_t dil, int32_t k, int32_t s) {
+  if (s <= 0) return -1;
+  int64_t num = (int64_t)in + 2 * (int64_t)pad - (int64_t)dil * ((int64_t)k - 1) - 1;
+  if (num < 0 || num >= INT32_MAX) return -1;   /* then a 32-bit division (a 64-bit one is a libgcc call) */
+  return (int32_t)num / s + 1;
+}
+
 /* common tail: args [input, weight, bias, stride, padding, dilation, (depth_multiplier,) input_offset,
  * output_offset, requantize_multipliers, requantize_shifts, activation_min, activation_max, scratch, out] */
 static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool depthwise, bool nhwc) {
@@ -733,8 +742,7 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   if (O < 0 || numel32(mt) < (uint32_t)O || numel32(shf) < (uint32_t)O || mt->dtype != ET_INT ||
       shf->dtype != ET_INT) BAD(8 + o);
   if (bias && (bias->dtype != ET_INT || numel32(bias) != (uint32_t)O)) BAD(2);
-  int32_t OH = (c.x.h + 2 * c.ph - c.dh * (c.KH - 1) - 1) / c.sh + 1;
-  int32_t OW = (c.x.w + 2 * c.pw - c.dw * (c.KW - 1) - 1) / c.sw + 1;
+  int32_t OH = conv_out(c.x.h, c.ph, c.dh, c.KH, c.sh), OW = conv_out(c.x.w, c.pw, c.dw, c.KW, c.sw);
   if (OH <= 0 || OW <= 0) BAD(0);
   et_status st = resize4(ctx, out, nhwc, c.x.n, O, OH, OW, 13 + o);
   if (st) return st;
@@ -947,8 +955,7 @@ static et_status qmaxpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || d[0] <= 0 || d[1] <= 0 || p[0] < 0 || p[1] < 0) BAD(1);
   g4 x, y;
   geo4(in, nhwc, &x);
-  int32_t OH = (x.h + 2 * p[0] - d[0] * (k[0] - 1) - 1) / s[0] + 1;
-  int32_t OW = (x.w + 2 * p[1] - d[1] * (k[1] - 1) - 1) / s[1] + 1;
+  int32_t OH = conv_out(x.h, p[0], d[0], k[0], s[0]), OW = conv_out(x.w, p[1], d[1], k[1], s[1]);
   if (OH <= 0 || OW <= 0) BAD(0);
   et_status st = resize4(ctx, out, nhwc, x.n, x.c, OH, OW, 10);
   if (st) return st;

@@ -54,8 +54,11 @@ ET_OP("aten::view_copy.out", k_aten_view_copy_out) {
   int infer = -1;
   for (uint32_t i = 0; i < n; i++) {
     if (sz[i] == -1) { if (infer >= 0) FAIL(1, ET_ERR_INVALID_ARGUMENT); infer = (int)i; osz[i] = 1; }
-    else if (sz[i] < 0) FAIL(1, ET_ERR_INVALID_ARGUMENT);
-    else { osz[i] = (int32_t)sz[i]; known *= sz[i]; }
+    else if (sz[i] < 0 || sz[i] > INT32_MAX) FAIL(1, ET_ERR_INVALID_ARGUMENT);
+    else {   /* numel < 2^32: a larger product is a bad size, and must not overflow */
+      osz[i] = (int32_t)sz[i]; known *= sz[i];
+      if (known > 0xFFFFFFFFll) FAIL(1, ET_ERR_INVALID_ARGUMENT);
+    }
   }
   if (infer >= 0) {
     if (known == 0 || numel % known) FAIL(1, ET_ERR_INVALID_ARGUMENT);
