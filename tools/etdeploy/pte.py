@@ -219,7 +219,7 @@ def _read(path: Path, data: bytes) -> ProgramInfo:
     poff, pdata = 0, data
     if ident == b"BP08":
         bundled = True
-        root = fbs.Reader(fbs.bundled_schema(), data).root()
+        root = broot = fbs.Reader(fbs.bundled_schema(), data).root()
         span = root.get("program")
         if span is None or len(span) == 0:
             raise BadProgram(f"{path}: bundled program holds no program")
@@ -262,16 +262,13 @@ def _read(path: Path, data: bytes) -> ProgramInfo:
         m.delegates = _delegates(root, plan, poff, seg_base, len(pdata))
         methods.append(m)
     if bundled:
-        _check_cases(path, fbs.Reader(fbs.bundled_schema(), data).root(), methods)
+        _check_cases(path, broot, methods)
     return ProgramInfo(path, data, poff, len(pdata), bundled, root.get("version") or 0, methods, segs,
                        const_bytes, cases)
 
 
-DYNAMISM = {0: "static", 1: "bounded", 2: "unbounded"}
-
-
 def _case_tensor_fits(want: TensorInfo, got: dict) -> str | None:
-    """Why a bundled input/output tensor does not fit the planned one, or None."""
+    """Why a given input tensor (sizes, scalar_type) does not fit the planned one, or None."""
     sizes = tuple(got.get("sizes") or [])
     st = got.get("scalar_type")
     if st != want.dtype:
@@ -296,20 +293,20 @@ def _check_cases(path: Path, root: dict, methods: list[MethodInfo]) -> None:
         if m is None:
             raise BadProgram(f"{path}: test suite for method '{name}', which the program lacks "
                              f"(has {', '.join(by_name)})")
+        # Inputs only: expected outputs of 0-dim results are stored with sizes [1], and the runtime
+        # compares those by value.
         for ci, tc in enumerate(s.get("test_cases") or []):
-            # Inputs only: expected outputs of 0-dim results are stored with sizes [1], and the
-            # runtime compares those by value.
-            for kind, given, planned in (("input", tc.get("inputs") or [], m.inputs),):
-                if len(given) != len(planned):
-                    raise BadProgram(f"{path}: {name} case {ci} has {len(given)} {kind}s, the method takes "
-                                     f"{len(planned)}: rebuild the .bpte from this program")
-                for i, (v, want) in enumerate(zip(given, planned)):
-                    if v.get("val_type") != "Tensor" or not isinstance(want, TensorInfo):
-                        continue
-                    why = _case_tensor_fits(want, v.get("val") or {})
-                    if why:
-                        raise BadProgram(f"{path}: {name} case {ci} {kind} {i}: {why}: rebuild the .bpte with "
-                                         f"cases that fit, or re-export the program for them")
+            given = tc.get("inputs") or []
+            if len(given) != len(m.inputs):
+                raise BadProgram(f"{path}: {name} case {ci} has {len(given)} inputs, the method takes "
+                                 f"{len(m.inputs)}: rebuild the .bpte from this program")
+            for i, (v, want) in enumerate(zip(given, m.inputs)):
+                if v.get("val_type") != "Tensor" or not isinstance(want, TensorInfo):
+                    continue
+                why = _case_tensor_fits(want, v.get("val") or {})
+                if why:
+                    raise BadProgram(f"{path}: {name} case {ci} input {i}: {why}: rebuild the .bpte with "
+                                     f"cases that fit, or re-export the program for them")
 
 
 def input_mismatch(method: MethodInfo, arrays) -> str | None:
