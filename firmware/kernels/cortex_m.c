@@ -984,16 +984,6 @@ static et_status qmaxpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
 ET_OP("cortex_m::quantized_max_pool2d.out", k_cm_quantized_max_pool2d_out) { return qmaxpool(ctx, args, nargs, false); }
 ET_OP("cortex_m::quantized_max_pool2d_nhwc.out", k_cm_quantized_max_pool2d_nhwc_out) { return qmaxpool(ctx, args, nargs, true); }
 
-/* PyTorch's pooling output size */
-static int32_t pool_out(int32_t in, int32_t k, int32_t pad, int32_t s, bool ceil) {
-  const int32_t lim = 1 << 24;   /* beyond any real tensor: a corrupted program, and no overflow below */
-  if (in < 0 || in > lim || pad < 0 || pad > lim || s <= 0 || s > lim || k <= 0 || k > lim) return -1;
-  int32_t num = in + 2 * pad - (k - 1) - 1 + (ceil ? s - 1 : 0);
-  int32_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil && (int64_t)(o - 1) * s >= (int64_t)in + pad) o--;
-  return o;
-}
-
 /* quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,
  *   int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out): the reference
  * dequantizes with scale = multiplier * 2^shift / 2^31, average-pools in float32
@@ -1013,7 +1003,8 @@ static et_status qavgpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || p[0] < 0 || p[1] < 0) BAD(1);
   g4 x, y;
   geo4(in, nhwc, &x);
-  int32_t OH = pool_out(x.h, k[0], p[0], s[0], ceil), OW = pool_out(x.w, k[1], p[1], s[1], ceil);
+  int32_t OH = et_pool_out_size(x.h, k[0], p[0], s[0], 1, ceil);
+  int32_t OW = et_pool_out_size(x.w, k[1], p[1], s[1], 1, ceil);
   if (OH <= 0 || OW <= 0) BAD(0);
   et_status st = resize4(ctx, out, nhwc, x.n, x.c, OH, OW, 9);
   if (st) return st;

@@ -165,6 +165,17 @@ int32_t et_wrap_dim(int64_t dim, uint32_t ndim) {
   return (int32_t)dim;
 }
 
+/* the bounds keep the int32 sums below from overflowing */
+int32_t et_pool_out_size(int32_t in, int32_t k, int32_t pad, int32_t s, int32_t dil, bool ceil) {
+  const int32_t lim = 1 << 24, klim = 1 << 12;
+  if (in < 0 || in > lim || pad < 0 || pad > lim || s <= 0 || s > lim || k <= 0 || k > klim || dil <= 0 ||
+      dil > klim) return -1;
+  int32_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? s - 1 : 0);
+  int32_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil && (int64_t)(o - 1) * s >= (int64_t)in + pad) o--;
+  return o;
+}
+
 int32_t et_broadcast_shape(const et_tensor *a, const et_tensor *b, int32_t *out_sizes) {
   return et_broadcast_sizes(a->sizes, a->ndim, b->sizes, b->ndim, out_sizes);
 }

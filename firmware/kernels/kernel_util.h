@@ -6,6 +6,9 @@
 
 /* Broadcast two size arrays (PyTorch rules) into out; returns ndim or -1. */
 int32_t et_broadcast_sizes(const int32_t *as, uint32_t an, const int32_t *bs, uint32_t bn, int32_t *out);
+/* PyTorch's pooling output size along one dim (floor or ceil mode); -1 for geometry beyond any real
+ * tensor (a corrupted program). */
+int32_t et_pool_out_size(int32_t in, int32_t k, int32_t pad, int32_t s, int32_t dil, bool ceil);
 /* Contiguous (row-major) element strides for sizes. */
 void et_contig_strides(const int32_t *sizes, uint32_t ndim, ptrdiff_t *strides);
 /* Element strides of t's memory layout, honouring its dim_order. */

@@ -26,18 +26,6 @@ static void pstrides(const et_tensor *t, ptrdiff_t *s) {
   else { s[0] = 0; s[1] = st[0]; s[2] = st[1]; s[3] = st[2]; }
 }
 
-/* PyTorch's pooling_output_shape; -1 for geometry beyond any real tensor (a corrupted program:
- * the sums below must not overflow). */
-static int32_t pool_out(int32_t in, int32_t k, int32_t pad, int32_t s, int32_t dil, bool ceil) {
-  const int32_t lim = 1 << 24, klim = 1 << 12;
-  if (in < 0 || in > lim || pad < 0 || pad > lim || s <= 0 || s > lim || k <= 0 || k > klim || dil <= 0 ||
-      dil > klim) return -1;
-  int32_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? s - 1 : 0);
-  int32_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-  if (ceil && (int64_t)(o - 1) * s >= (int64_t)in + pad) o--;
-  return o;
-}
-
 static et_status geo_setup(et_kctx *ctx, pool_geo *g, et_tensor *in, et_tensor *out, uint32_t oi) {
   if (in->ndim != 3 && in->ndim != 4) { ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT; }
   uint32_t b = in->ndim - 3;
@@ -76,8 +64,8 @@ ET_OP("aten::max_pool2d_with_indices.out", k_aten_max_pool2d_with_indices_out) {
   pool_geo g;
   uint32_t b = in->ndim >= 3 ? in->ndim - 3 : 0;
   if (in->ndim < 3) { ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT; }
-  g.OH = pool_out(in->sizes[b + 1], k[0], p[0], s[0], d[0], ceil);
-  g.OW = pool_out(in->sizes[b + 2], k[1], p[1], s[1], d[1], ceil);
+  g.OH = et_pool_out_size(in->sizes[b + 1], k[0], p[0], s[0], d[0], ceil);
+  g.OW = et_pool_out_size(in->sizes[b + 2], k[1], p[1], s[1], d[1], ceil);
   if ((st = geo_setup(ctx, &g, in, out, 6)) != ET_OK) return st;
   if ((st = et_resize_like(idx, out)) != ET_OK) { ctx->err_detail = 7; return st; }
   ptrdiff_t xs[4];
@@ -135,8 +123,8 @@ ET_OP("aten::avg_pool2d.out", k_aten_avg_pool2d_out) {
   if (in->ndim < 3) { ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT; }
   uint32_t b = in->ndim - 3;
   pool_geo g;
-  g.OH = pool_out(in->sizes[b + 1], k[0], p[0], s[0], 1, ceil);
-  g.OW = pool_out(in->sizes[b + 2], k[1], p[1], s[1], 1, ceil);
+  g.OH = et_pool_out_size(in->sizes[b + 1], k[0], p[0], s[0], 1, ceil);
+  g.OW = et_pool_out_size(in->sizes[b + 2], k[1], p[1], s[1], 1, ceil);
   if ((st = geo_setup(ctx, &g, in, out, 7)) != ET_OK) return st;
   const float *x = (const float *)in->data;
   float *y = (float *)out->data;
