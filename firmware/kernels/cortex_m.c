@@ -500,6 +500,175 @@ typedef struct {
 } qconv;
 
 #ifdef CM_MVE
+/* The 4-channel depthwise over a whole image (qdw_plane_mve below sets it up): windows are 16
+ * contiguous bytes of the row-interleaved buffer, one per pixel (post-increment 4). Per pixel: a
+ * vmladava per channel onto its constant (accumulators must be even registers: r0 r2 r4 r6; they
+ * reach a vector through 16 bytes of memory, stm + vldrw), the requantisation on four lanes, the
+ * output offset added between two saturating narrows (the int8 clamp: the same bytes as adding it
+ * in 32 bits first) and a four-byte store. Written in asm: GCC 12 spills this loop.
+ * blk: 16 bytes of scratch; below it (-16) the constants[4], after it (+16) the row tails: input
+ * bytes, output bytes, pixels per row, then (+28) the output pixel stride. */
+#define QDW_BODY(store)                                                                                 \
+  "1:\n\t"                                                                                              \
+  "ldr lr, [%[blk], #24]\n\t"                                                                           \
+  "wls lr, lr, 3f\n"                                                                                    \
+  "2:\n\t"                                                                                              \
+  "vldrb.u8 %q[win], [%[xb]], #4\n\t"                                                                   \
+  "ldmdb %[blk], {r0, r2, r4, r6}\n\t"                                                                  \
+  "vmladava.s8 r0, %q[win], %q[w0]\n\t"                                                                 \
+  "vmladava.s8 r2, %q[win], %q[w1]\n\t"                                                                 \
+  "vmladava.s8 r4, %q[win], %q[w2]\n\t"                                                                 \
+  "vmladava.s8 r6, %q[win], %q[w3]\n\t"                                                                 \
+  "stm %[blk], {r0, r2, r4, r6}\n\t"                                                                    \
+  "vldrw.u32 %q[win], [%[blk]]\n\t"                                                                     \
+  "vshr.s32 %q[fix], %q[win], #31\n\t"                                                                  \
+  "vqrdmulh.s32 %q[win], %q[win], %q[vm]\n\t"                                                           \
+  "vadd.i32 %q[win], %q[win], %q[fix]\n\t"                                                              \
+  "vrshl.s32 %q[win], %q[win], %q[vs]\n\t"                                                              \
+  "vqmovnb.s32 %q[win], %q[win]\n\t"                                                                    \
+  "vqadd.s16 %q[win], %q[win], %[oo]\n\t"                                                               \
+  "vqmovnb.s16 %q[win], %q[win]\n\t"                                                                    \
+  store                                                                                                 \
+  "le lr, 2b\n"                                                                                         \
+  "3:\n\t"                                                                                              \
+  "ldrd r0, r2, [%[blk], #16]\n\t"                                                                      \
+  "add %[xb], %[xb], r0\n\t"                                                                            \
+  "add %[yo], %[yo], r2\n\t"                                                                            \
+  "subs %[rows], %[rows], #1\n\t"                                                                       \
+  "bne 1b"
+#define QDW_OPERANDS                                                                                    \
+  : [xb] "+r"(xb), [yo] "+l"(yo), [rows] "+r"(rows), "=&r"(lc), [win] "=&w"(win), [fix] "=&w"(fix),   \
+    "=&r"(a0), "=&r"(a1), "=&r"(a2), "=&r"(a3)                                                          \
+  : [blk] "r"(blk), [oo] "r"(oo), [w0] "w"(w0), [w1] "w"(w1), [w2] "w"(w2), \
+    [w3] "w"(w3), [vm] "w"(vm), [vs] "w"(vs)                                                            \
+  : "memory", "cc"
+static void qdw4_image(const int8_t *xb, int8_t *yo, int32_t rows, uint32_t ys, int32_t *blk, int32_t oo,
+                       int8x16_t w0, int8x16_t w1, int8x16_t w2, int8x16_t w3, int32x4_t vm,
+                       int32x4_t vs) {
+  register int32_t a0 __asm__("r0"), a1 __asm__("r2"), a2 __asm__("r4"), a3 __asm__("r6");
+  register int32_t lc __asm__("lr");
+  int8x16_t win, fix;
+  if (ys == 4)  /* NHWC with four channels: pixels are 4 bytes apart */
+    __asm__ volatile(QDW_BODY("vstrb.32 %q[win], [%[yo]], #4\n\t") QDW_OPERANDS);
+  else
+    __asm__ volatile(QDW_BODY("vstrb.32 %q[win], [%[yo]]\n\tldr r0, [%[blk], #28]\n\tadd %[yo], %[yo], r0\n\t")
+                     QDW_OPERANDS);
+}
+#undef QDW_BODY
+#undef QDW_OPERANDS
+
+/* Setup loops of qdw_plane_mve, out of line so that they run with few live registers. Rows of a
+ * one-chunk (16-byte) plane: input bytes where p says, the pad elsewhere; masked lanes are not read. */
+__attribute__((noinline)) static void qdw_plane_rows16(int8_t *dst, uintptr_t src, int32_t rows, uintptr_t xsh,
+                                                       int8x16_t vpad, mve_pred16_t p) {
+  for (int32_t r = 0; r < rows; r++, src += xsh, dst += 16)
+    vst1q_s8(dst, vpselq_s8(vldrbq_z_s8((const int8_t *)src, p), vpad, p));
+}
+/* Row-interleaves a 16-column plane: byte 4*col + k of output row oh is plane row oh*sh + k*dh. */
+__attribute__((noinline)) static void qdw_interleave16(int8_t *ib, const int8_t *pr, int32_t rows, ptrdiff_t step,
+                                                       ptrdiff_t r1, ptrdiff_t r2, ptrdiff_t r3) {
+  for (int32_t oh = 0; oh < rows; oh++, pr += step, ib += 64) {
+    int8x16x4_t v = {{vld1q_s8(pr), vld1q_s8(pr + r1), vld1q_s8(pr + r2), vld1q_s8(pr + r3)}};
+    vst4q_s8(ib, v);
+  }
+}
+
+/* Depthwise on Helium for groups of four output channels per input channel, unit column stride and
+ * dilation, kernels up to 4x4, the int8 clamp (no fused activation range). The input channel is
+ * copied once into a padded plane (the padding holds -in_off, so padded taps add nothing), then
+ * into a row-interleaved buffer (vst4: byte 4*col + k of output row oh is the plane's row oh*sh + k*dh),
+ * where each pixel's window is 16 contiguous bytes: no per-pixel masks or gathers. Buffers live on
+ * the stack (up to QDW_PLANE + QDW_IB bytes); returns false (nothing written) outside that case. */
+#define QDW_PLANE 1024
+#define QDW_IB 2048
+CM_HOT static bool qdw_plane_mve(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t KH = c->KH, KW = c->KW, O = c->y.c, OH = c->y.h, OW = c->y.w;
+  if (!c->depthwise || c->opg % 4 || KH > 4 || KW > 4 || c->sw != 1 || c->dw != 1 || c->y.sc != 1 ||
+      c->amin != -128 || c->amax != 127 || c->in_off < -127 || c->in_off > 128 || c->out_off < -255 ||
+      c->out_off > 255 || OH <= 0 || OW <= 0 || O > 255 / 15)
+    return false;
+  /* padded rows and columns the windows read (conv_out bounded them by the padded input) */
+  const int32_t Hn = (OH - 1) * c->sh + (KH - 1) * c->dh + 1, Wp = (OW + KW - 1 + 15) & ~15;
+  if ((int64_t)Hn * Wp > QDW_PLANE || (int64_t)OH * 4 * Wp + 16 > QDW_IB) return false;
+  for (int32_t oc = 0; oc < O; oc++)
+    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
+  /* weight lane 4*kw + kh holds tap (kh, kw): a gather of byte (kh*KW + kw)*O of the 1HWO weights */
+  const uint8x16_t lane = vidupq_n_u8(0, 1), kh = vandq_u8(lane, vdupq_n_u8(3)), kw = vshrq_n_u8(lane, 2);
+  const uint8x16_t woff = vmulq_n_u8(vaddq_u8(vmulq_n_u8(kh, (uint8_t)KW), kw), (uint8_t)O);
+  const mve_pred16_t ptaps = vcmphiq_u8(vdupq_n_u8((uint8_t)KH), kh) & vcmphiq_u8(vdupq_n_u8((uint8_t)KW), kw);
+  int8_t plane[QDW_PLANE] __attribute__((aligned(16)));
+  int8_t ib[QDW_IB] __attribute__((aligned(16)));
+  int32_t prm[12] __attribute__((aligned(16)));  /* constants, scratch, row tails: qdw4_image */
+  const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
+  /* locals: int8 stores may alias *c, whose fields would be reloaded in every loop below */
+  const int32_t H = c->x.h, ph = c->ph, pw = c->pw, sh = c->sh, nch = Wp / 16;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, xsn = c->x.sn, xsc = c->x.sc;
+  const int32_t top = ph < Hn ? ph : Hn, bot = ph + H < Hn ? ph + H : Hn;  /* data rows [top, bot) */
+  /* plane columns [pw, pw + cols) hold input columns; a predicate per 16-column chunk */
+  const int32_t cols = c->x.w < Wp - pw ? c->x.w : Wp - pw;
+  mve_pred16_t pch[QDW_PLANE / 16];
+  for (int32_t j = 0; j < nch; j++) {
+    const int32_t lo = pw - 16 * j, hi = pw + cols - 16 * j;
+    mve_pred16_t p = hi <= 0 ? 0 : vctp8q((uint32_t)hi);
+    if (lo > 0) p &= (mve_pred16_t)~vctp8q((uint32_t)lo);
+    pch[j] = p;
+  }
+  const ptrdiff_t r1 = KH > 1 ? c->dh * Wp : 0, r2 = KH > 2 ? 2 * c->dh * Wp : 0, r3 = KH > 3 ? 3 * c->dh * Wp : 0;
+  prm[8] = 4 * (Wp - OW);  /* to the next interleaved row */
+  prm[9] = (int32_t)(c->y.sh - (ptrdiff_t)OW * c->y.sw);
+  prm[10] = OW;
+  prm[11] = (int32_t)c->y.sw;
+  for (int32_t n = 0; n < c->y.n; n++) {
+    int32_t built = -1;  /* input channel in the buffers */
+    for (int32_t oc0 = 0; oc0 < O; oc0 += 4) {
+      const int32_t ic = oc0 / c->opg;
+      if (ic != built) {
+        const int8_t *xc = x + n * xsn + ic * xsc;
+        for (int32_t i = 0; i < Hn * Wp; i += 16) vst1q_s8(plane + i, vpad);
+        if (xsw == 1 && cols > 0) {
+          /* masked lanes are not read: a row's first chunk may start before the tensor */
+          uintptr_t src = (uintptr_t)xc - (uintptr_t)pw;
+          int8_t *dst = plane + top * Wp;
+          if (nch == 1) {
+            qdw_plane_rows16(dst, src, bot - top, (uintptr_t)xsh, vpad, pch[0]);
+          } else {
+            for (int32_t r = top; r < bot; r++, src += (uintptr_t)xsh, dst += Wp)
+              for (int32_t j = 0; j < nch; j++)
+                vst1q_s8(dst + 16 * j,
+                         vpselq_s8(vldrbq_z_s8((const int8_t *)(src + 16u * (uint32_t)j), pch[j]), vpad, pch[j]));
+          }
+        } else {
+          for (int32_t r = top; r < bot; r++)
+            for (int32_t j = 0; j < cols; j++) plane[r * Wp + pw + j] = xc[(r - ph) * xsh + j * xsw];
+        }
+        int8_t *ibr = ib;
+        const int8_t *pr = plane;
+        if (nch == 1) qdw_interleave16(ib, plane, OH, sh * Wp, r1, r2, r3);
+        else
+        for (int32_t oh = 0; oh < OH; oh++, pr += sh * Wp)
+          for (int32_t j = 0; j < Wp; j += 16, ibr += 64) {
+            int8x16x4_t v = {{vld1q_s8(pr + j), vld1q_s8(pr + r1 + j), vld1q_s8(pr + r2 + j), vld1q_s8(pr + r3 + j)}};
+            vst4q_s8(ibr, v);
+          }
+        built = ic;
+      }
+      const int8_t *wc = c->w + oc0;
+      const int8x16_t w0 = vldrbq_gather_offset_z_s8(wc, woff, ptaps), w1 = vldrbq_gather_offset_z_s8(wc + 1, woff, ptaps),
+                      w2 = vldrbq_gather_offset_z_s8(wc + 2, woff, ptaps), w3 = vldrbq_gather_offset_z_s8(wc + 3, woff, ptaps);
+      /* per channel: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
+      const uint32_t io = (uint32_t)c->in_off;
+      const int32_t *b = c->bias ? c->bias + oc0 : NULL;
+      prm[0] = (int32_t)((b ? (uint32_t)b[0] : 0u) + io * (uint32_t)vaddvq_s8(w0));
+      prm[1] = (int32_t)((b ? (uint32_t)b[1] : 0u) + io * (uint32_t)vaddvq_s8(w1));
+      prm[2] = (int32_t)((b ? (uint32_t)b[2] : 0u) + io * (uint32_t)vaddvq_s8(w2));
+      prm[3] = (int32_t)((b ? (uint32_t)b[3] : 0u) + io * (uint32_t)vaddvq_s8(w3));
+      qdw4_image(ib, y + n * c->y.sn + oc0, OH, (uint32_t)c->y.sw, prm + 4, c->out_off, w0, w1, w2, w3,
+                 vld1q_s32(c->mult + oc0), vld1q_s32(c->shift + oc0));
+    }
+  }
+  return true;
+}
+
 /* Depthwise on Helium, for groups of four output channels that read one input channel (depth
  * multiplier a multiple of 4), up to 16 taps, NHWC-contiguous output channels: per output pixel, one
  * byte gather of the window (tap offsets in a vector), a vmladav per channel against weight vectors
@@ -633,7 +802,7 @@ __attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t 
 
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
-  if (qdw_mve(c, x, y)) return;
+  if (qdw_plane_mve(c, x, y) || qdw_mve(c, x, y)) return;
 #endif
   if (c->depthwise) { qdw_portable(c, x, y); return; }
   const int32_t O = c->y.c;
