@@ -312,6 +312,17 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.c(F.relu(self.b(F.relu(self.a(x)))))
 """, [((1, 1, 9, 11), F, "cl")], True, None),
+    # Helium depthwise through the padded plane: planes wider than 16 columns (two chunks), 4-row
+    # kernels, row stride without padding, eight channels per input channel (two groups of four)
+    "cm_dw_plane": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(1, 8, (4, 3), padding=(1, 2))
+        self.b = torch.nn.Conv2d(1, 4, 3, stride=(2, 1))
+    def forward(self, x):
+        return self.a(x), self.b(x)
+""", [((1, 1, 6, 23), F, "cl")], True, None),
     # ---------------- conv main path (patch + register chunks): every chunk width, tap loop, band,
     # window and in-channel block shape
     "conv_widths": ("portable", """
