@@ -312,6 +312,16 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.c(F.relu(self.b(F.relu(self.a(x)))))
 """, [((1, 1, 9, 11), F, "cl")], True, None),
+    # Helium max pool: more than 16 channels (two vectors per pixel), whole and clipped windows
+    "cm_pool_wide": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(3, 20, 1)
+    def forward(self, x):
+        y = self.c(x)
+        return F.max_pool2d(y, 3, 2, 1), F.max_pool2d(y, (2, 3), (1, 2))
+""", [((1, 3, 7, 9), F, "cl")], True, None),
     # quantize_per_tensor beyond its range (calibrated on inputs an eighth as large): saturation both ways
     "cm_quant_saturate": ("cortex_m", """
 class M(torch.nn.Module):

@@ -1119,6 +1119,62 @@ ET_OP("cortex_m::quantized_batch_matmul.out", k_cm_quantized_batch_matmul_out) {
 
 /* ---------------------------------------------------------------- pooling */
 
+typedef struct {
+  int32_t C, H, W, KH, KW, dh, dw, sh, sw, ph, pw, OH, OW, lo, hi;
+  ptrdiff_t xsh, xsw, ysh, ysw;
+} qpool_geo;
+
+#ifdef CM_MVE
+/* Max pool over one image whose channels are contiguous (NHWC), 16 channels per vector max, taps
+ * clipped to the input once per output pixel; lo <= hi in int8. A window with no tap inside gives
+ * the clamp of -129, as the scalar form (and the reference) does. */
+CM_HOT static void qmaxpool_cl_mve(const qpool_geo *gp, const int8_t *x, int8_t *y) {
+  const qpool_geo g = *gp;  /* a copy: int8 stores could alias *gp */
+  const ptrdiff_t th = (ptrdiff_t)g.dh * g.xsh, tw = (ptrdiff_t)g.dw * g.xsw;
+  const int8x16_t vlo = vdupq_n_s8((int8_t)g.lo), vhi = vdupq_n_s8((int8_t)g.hi);
+  const int8_t empty = (int8_t)clamp_i32(-129, g.lo, g.hi);
+  /* whole windows of up to 16 channels (the usual case): one list of tap offsets, no clipping */
+  const int32_t T = g.KH * g.KW;
+  ptrdiff_t toff[16];
+  const bool listed = g.C <= 16 && T <= 16;
+  for (int32_t t = 0; listed && t < T; t++) toff[t] = (t / g.KW) * th + (t % g.KW) * tw;
+  const mve_pred16_t pall = vctp8q((uint32_t)(g.C < 16 ? g.C : 16));
+  const int32_t wlast = (g.KW - 1) * g.dw;  /* offset of a window's last column */
+  for (int32_t oh = 0; oh < g.OH; oh++) {
+    const int32_t ih0 = oh * g.sh - g.ph;
+    int32_t kh0 = 0, kh1 = g.KH;
+    while (kh0 < kh1 && ih0 + kh0 * g.dh < 0) kh0++;
+    while (kh1 > kh0 && ih0 + (kh1 - 1) * g.dh >= g.H) kh1--;
+    const bool rows_in = listed && kh0 == 0 && kh1 == g.KH;
+    int8_t *yp = y + oh * g.ysh;
+    for (int32_t ow = 0, iw0 = -g.pw; ow < g.OW; ow++, iw0 += g.sw, yp += g.ysw) {
+      if (rows_in && iw0 >= 0 && iw0 + wlast < g.W) {
+        const int8_t *xp = x + (ptrdiff_t)ih0 * g.xsh + (ptrdiff_t)iw0 * g.xsw;
+        int8x16_t m = vldrbq_z_s8(xp, pall);  /* tap 0 is at offset 0 */
+        for (int32_t t = 1; t < T; t++) m = vmaxq_s8(m, vldrbq_z_s8(xp + toff[t], pall));
+        vstrbq_p_s8(yp, vminq_s8(vmaxq_s8(m, vlo), vhi), pall);
+        continue;
+      }
+      int32_t kw0 = 0, kw1 = g.KW;
+      while (kw0 < kw1 && iw0 + kw0 * g.dw < 0) kw0++;
+      while (kw1 > kw0 && iw0 + (kw1 - 1) * g.dw >= g.W) kw1--;
+      /* the window origin may lie outside: the offsets below stay inside */
+      const int8_t *xp = x + (ptrdiff_t)ih0 * g.xsh + (ptrdiff_t)iw0 * g.xsw;
+      for (int32_t c0 = 0; c0 < g.C; c0 += 16) {
+        const mve_pred16_t pc = vctp8q((uint32_t)(g.C - c0));
+        if (kh0 == kh1 || kw0 == kw1) { vstrbq_p_s8(yp + c0, vdupq_n_s8(empty), pc); continue; }
+        int8x16_t m = vdupq_n_s8(-128);
+        for (int32_t kh = kh0; kh < kh1; kh++) {
+          const int8_t *xr = xp + kh * th + c0;
+          for (int32_t kw = kw0; kw < kw1; kw++) m = vmaxq_s8(m, vldrbq_z_s8(xr + kw * tw, pc));
+        }
+        vstrbq_p_s8(yp + c0, vminq_s8(vmaxq_s8(m, vlo), vhi), pc);
+      }
+    }
+  }
+}
+#endif
+
 /* quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation,
  *   bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max,
  *   *, Tensor(a!) out) */
@@ -1145,23 +1201,49 @@ static et_status qmaxpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   geo4(out, nhwc, &y);
   const int8_t *xd = (const int8_t *)in->data;
   int8_t *yd = (int8_t *)out->data;
+  /* locals: int8 stores may alias the arrays and structs, whose values would be reloaded per tap */
+  const int32_t C = x.c, H = x.h, W = x.w, KH = k[0], KW = k[1], dh = d[0], dw = d[1];
+  const int32_t sh = s[0], sw = s[1], ph = p[0], pw = p[1];
+  const ptrdiff_t xsc = x.sc, ysc = y.sc, xsn = x.sn, xsh = x.sh, xsw = x.sw, ysn = y.sn, ysh = y.sh, ysw = y.sw;
+  const ptrdiff_t th = (ptrdiff_t)dh * xsh, tw = (ptrdiff_t)dw * xsw;  /* between taps */
+#ifdef CM_MVE
+  /* channels contiguous in memory on both sides and an int8 activation range: 16 channels per max */
+  if (xsc == 1 && ysc == 1 && lo >= -128 && hi <= 127 && lo <= hi) {
+    const qpool_geo g = {C, H, W, KH, KW, dh, dw, sh, sw, ph, pw, OH, OW, lo, hi, xsh, xsw, ysh, ysw};
+    for (int32_t n = 0; n < x.n; n++) qmaxpool_cl_mve(&g, xd + n * xsn, yd + n * ysn);
+    return ET_OK;
+  }
+#endif
   for (int32_t n = 0; n < x.n; n++)
-    for (int32_t oh = 0; oh < OH; oh++)
-      for (int32_t ow = 0; ow < OW; ow++)
-        for (int32_t c = 0; c < x.c; c++) {
-          int32_t m = -129;
-          for (int32_t kh = 0; kh < k[0]; kh++) {
-            int32_t ih = oh * s[0] - p[0] + kh * d[0];
-            if (ih < 0 || ih >= x.h) continue;
-            for (int32_t kw = 0; kw < k[1]; kw++) {
-              int32_t iw = ow * s[1] - p[1] + kw * d[1];
-              if (iw < 0 || iw >= x.w) continue;
-              int32_t v = xd[n * x.sn + c * x.sc + ih * x.sh + iw * x.sw];
+    for (int32_t oh = 0; oh < OH; oh++) {
+      /* taps inside the input: kh in [kh0, kh1), kw in [kw0, kw1) (a range: the rows are monotone in kh) */
+      const int32_t ih0 = oh * sh - ph;
+      int32_t kh0 = 0, kh1 = KH;
+      while (kh0 < kh1 && ih0 + kh0 * dh < 0) kh0++;
+      while (kh1 > kh0 && ih0 + (kh1 - 1) * dh >= H) kh1--;
+      for (int32_t ow = 0; ow < OW; ow++) {
+        const int32_t iw0 = ow * sw - pw;
+        int32_t kw0 = 0, kw1 = KW;
+        while (kw0 < kw1 && iw0 + kw0 * dw < 0) kw0++;
+        while (kw1 > kw0 && iw0 + (kw1 - 1) * dw >= W) kw1--;
+        /* the window origin may lie outside: the offsets below stay inside */
+        const int8_t *xp = xd + n * xsn + (ptrdiff_t)ih0 * xsh + (ptrdiff_t)iw0 * xsw;
+        int8_t *yp = yd + n * ysn + oh * ysh + ow * ysw;
+        if (kh0 == kh1 || kw0 == kw1) {  /* no tap inside: the max of nothing, as the reference keeps it */
+          for (int32_t c = 0; c < C; c++) yp[c * ysc] = (int8_t)clamp_i32(-129, lo, hi);
+          continue;
+        }
+        for (int32_t c = 0; c < C; c++) {
+          int32_t m = -128;
+          for (int32_t kh = kh0; kh < kh1; kh++)
+            for (int32_t kw = kw0; kw < kw1; kw++) {
+              int32_t v = xp[c * xsc + kh * th + kw * tw];
               if (v > m) m = v;
             }
-          }
-          yd[n * y.sn + c * y.sc + oh * y.sh + ow * y.sw] = (int8_t)clamp_i32(m, lo, hi);
+          yp[c * ysc] = (int8_t)clamp_i32(m, lo, hi);
         }
+      }
+    }
   return ET_OK;
 }
 ET_OP("cortex_m::quantized_max_pool2d.out", k_cm_quantized_max_pool2d_out) { return qmaxpool(ctx, args, nargs, false); }
