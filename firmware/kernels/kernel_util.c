@@ -5,15 +5,20 @@
 #include "etmath.h"
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
-/* d[0:len) = s[0:len*ss:ss] for 32-bit elements with gather loads, four per instruction (a 2-d
- * transpose, e.g. permute_copy of a linear layer's weight, is this loop). Needs word alignment and
- * offsets that fit 32 bits; returns false otherwise. */
-static bool gather_row_u32(uint32_t *d, const uint32_t *s, int32_t len, ptrdiff_t ss) {
+/* A 2-d transpose of 32-bit elements (e.g. permute_copy of a linear layer's weight): run r of `runs`
+ * is d[r*dr + 0:len) = s[r*sr + (0:len)*ss], with gather loads, four per instruction. Needs word
+ * alignment and offsets that fit 32 bits; returns false (nothing copied) otherwise. */
+static bool gather_rows_u32(uint32_t *d, ptrdiff_t dr, const uint32_t *s, ptrdiff_t sr, size_t runs, int32_t len,
+                            ptrdiff_t ss) {
   if (ss <= 0 || ss > 0x3FFFFFFF / 4 || ((uintptr_t)s & 3u) || ((uintptr_t)d & 3u)) return false;
   const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ss);
-  for (int32_t i = 0; i < len; i += 4, s += 4 * ss) {
-    const mve_pred16_t p = vctp32q((uint32_t)(len - i));
-    vst1q_p_u32(d + i, vldrwq_gather_shifted_offset_z_u32(s, off, p), p);
+  const int32_t whole = len & ~3;
+  const mve_pred16_t tail = vctp32q((uint32_t)(len - whole));
+  for (size_t r = 0; r < runs; r++, d += dr, s += sr) {
+    const uint32_t *sp = s;
+    /* whole vectors unpredicated (a predicate costs a vctp and a vpst per load and store), then the tail */
+    for (int32_t i = 0; i < whole; i += 4, sp += 4 * ss) vst1q_u32(d + i, vldrwq_gather_shifted_offset_u32(sp, off));
+    if (whole < len) vst1q_p_u32(d + whole, vldrwq_gather_shifted_offset_z_u32(sp, off, tail), tail);
   }
   return true;
 }
@@ -416,6 +421,12 @@ void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st,
     for (uint32_t d = 0; d < od; d++) { st2[0][d] = dst_st[d]; st2[1][d] = src_st[d]; }
     et_idx_init(&it2, od, sizes);
     size_t runs = n / (size_t)len;
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+    if (es == 4 && od == 1 && ds == 1 && len >= 4 &&
+        gather_rows_u32((uint32_t *)dst->data + dbase, st2[0][0], (const uint32_t *)src->data + sbase, st2[1][0],
+                        runs, len, ss))
+      return;
+#endif
     for (size_t r = 0; r < runs; r++) {
       /* one outer dim (a 2-d transpose): plain strides, without the general index walk */
       ptrdiff_t di = od == 1 ? dbase + (ptrdiff_t)r * st2[0][0] : dbase + it2.off[0];
@@ -423,12 +434,6 @@ void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st,
       if (es == 4) {
         uint32_t *d = (uint32_t *)dst->data + di;
         const uint32_t *s = (const uint32_t *)src->data + si;
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-        if (ds == 1 && len >= 4 && gather_row_u32(d, s, len, ss)) {
-          if (od != 1) et_idx_next(&it2, 2, st2);
-          continue;
-        }
-#endif
         for (int32_t i = 0; i < len; i++) d[i * ds] = s[i * ss];
       } else if (es == 2) {
         uint16_t *d = (uint16_t *)dst->data + di;
