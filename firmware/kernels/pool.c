@@ -41,6 +41,24 @@ static et_status geo_setup(et_kctx *ctx, pool_geo *g, et_tensor *in, et_tensor *
   return ET_OK;
 }
 
+/* max_pool2d over n whole windows of one output row: taps at xw + toff[t] (flat index base + tidx[t]),
+ * windows xs apart (index step is), outputs ys / is_ apart. Tap 0 starts the max: the scalar loop's
+ * -inf start is always replaced by it or keeps the index it starts with. */
+__attribute__((noinline)) static void maxpool_whole(float *y, ptrdiff_t ys, int64_t *yi, ptrdiff_t yis,
+                                                    const float *xw, ptrdiff_t xs, int64_t base, int32_t is,
+                                                    int32_t n, const ptrdiff_t *toff, const int32_t *tidx, int32_t T) {
+  for (int32_t j = 0; j < n; j++, xw += xs, y += ys, yi += yis, base += is) {
+    float m = xw[0];
+    int32_t mt = 0;
+    for (int32_t t = 1; t < T; t++) {
+      const float v = xw[toff[t]];
+      if (v > m || v != v) { m = v; mt = t; }  /* a NaN wins (the last one), as in the scalar loop */
+    }
+    *y = m;
+    *yi = base + tidx[mt];
+  }
+}
+
 /* max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
  *   int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) */
 ET_OP("aten::max_pool2d_with_indices.out", k_aten_max_pool2d_with_indices_out) {
@@ -73,12 +91,38 @@ ET_OP("aten::max_pool2d_with_indices.out", k_aten_max_pool2d_with_indices_out) {
   const float *x = (const float *)in->data;
   float *y = (float *)out->data;
   int64_t *yi = (int64_t *)idx->data;
+  /* whole windows (the usual case) read taps from one list of offsets and flat-index steps */
+  const int32_t T = k[0] * k[1];
+  ptrdiff_t toff[16];
+  int32_t tidx[16];
+  const bool listed = T <= 16;
+  for (int32_t t = 0; listed && t < T; t++) {
+    const int32_t kh = t / k[1], kw = t % k[1];
+    toff[t] = (ptrdiff_t)kh * d[0] * g.is[2] + (ptrdiff_t)kw * d[1] * g.is[3];
+    tidx[t] = kh * d[0] * g.W + kw * d[1];
+  }
+  const int32_t hlast = (k[0] - 1) * d[0], wlast = (k[1] - 1) * d[1];
+  /* output columns [owa, owb) have whole windows along w */
+  int32_t owa = (p[1] + s[1] - 1) / s[1], owb = g.W - 1 - wlast + p[1] >= 0 ? (g.W - 1 - wlast + p[1]) / s[1] + 1 : 0;
+  if (owb > g.OW) owb = g.OW;
+  if (owa > owb) owa = owb;
   for (int32_t n = 0; n < g.N; n++)
     for (int32_t c = 0; c < g.C; c++) {
       const float *xc = x + n * g.is[0] + c * g.is[1];
-      for (int32_t oh = 0; oh < g.OH; oh++)
+      for (int32_t oh = 0; oh < g.OH; oh++) {
+        const int32_t h0r = oh * s[0] - p[0];
+        const bool rows_in = listed && h0r >= 0 && h0r + hlast < g.H;
         for (int32_t ow = 0; ow < g.OW; ow++) {
-          int32_t h0 = oh * s[0] - p[0], w0 = ow * s[1] - p[1];
+          if (rows_in && ow == owa && owa < owb) {
+            const int32_t w0 = owa * s[1] - p[1];
+            maxpool_whole(y + n * g.os[0] + c * g.os[1] + oh * g.os[2] + owa * g.os[3], g.os[3],
+                          yi + n * xs[0] + c * xs[1] + oh * xs[2] + owa * xs[3], xs[3],
+                          xc + h0r * g.is[2] + w0 * g.is[3], (ptrdiff_t)s[1] * g.is[3], (int64_t)h0r * g.W + w0, s[1],
+                          owb - owa, toff, tidx, T);
+            ow = owb - 1;
+            continue;
+          }
+          int32_t h0 = h0r, w0 = ow * s[1] - p[1];
           int32_t h1 = h0 + (k[0] - 1) * d[0] + 1, w1 = w0 + (k[1] - 1) * d[1] + 1;
           if (h1 > g.H) h1 = g.H;
           if (w1 > g.W) w1 = g.W;
@@ -94,6 +138,7 @@ ET_OP("aten::max_pool2d_with_indices.out", k_aten_max_pool2d_with_indices_out) {
           y[n * g.os[0] + c * g.os[1] + oh * g.os[2] + ow * g.os[3]] = m;
           yi[n * xs[0] + c * xs[1] + oh * xs[2] + ow * xs[3]] = mi;
         }
+      }
     }
   return ET_OK;
 }
