@@ -71,7 +71,8 @@ CASES: dict[str, tuple[str, list]] = {
                    [((3, 5), "int8", "i"), ((3, 5), "uint8", "u"), ((3, 5), "int16", "i")]),
     "bools": ("return torch.logical_and(p, q), torch.logical_or(p, q), p.sum(), p.to(torch.float32) * 2, torch.where(p, a, -a), p == q",
               [((2, 7), B, "b"), ((2, 7), B, "b"), ((2, 7), F, "n")]),
-    "float_special": ("return a / b, torch.div(a, b, rounding_mode='floor'), torch.div(a, b, rounding_mode='trunc'), a * 1e30 * 1e10, torch.sigmoid(a * 1e3), torch.tanh(a * 1e3)",
+    "float_special": ("return a / b, torch.div(a, b, rounding_mode='floor'), torch.div(a, b, rounding_mode='trunc'), a * 1e30 * 1e10, torch.sigmoid(a * 1e3), torch.tanh(a * 1e3),"
+                      " F.relu(a / b)",
                       [((4, 5), F, "z"), ((4, 5), F, "z")]),
     "half": ("h = a.to(torch.float16); return (h * 2 + h).to(torch.float32), h.to(torch.float32), (a.to(torch.bfloat16) * 3).to(torch.float32)",
              [((3, 4), F, "n")]),
