@@ -638,8 +638,10 @@ CM_HOT static bool qdw_plane_mve(const qconv *c, const int8_t *x, int8_t *y) {
       const int32_t ic = oc0 / c->opg;
       if (ic != built) {
         const int8_t *xc = x + n * xsn + ic * xsc;
-        for (int32_t i = 0; i < Hn * Wp; i += 16) vst1q_s8(plane + i, vpad);
-        if (xsw == 1 && cols > 0) {
+        const bool dense = xsw == 1 && cols > 0;  /* then data rows are written whole below */
+        for (int32_t i = 0, e = dense ? top * Wp : Hn * Wp; i < e; i += 16) vst1q_s8(plane + i, vpad);
+        for (int32_t i = dense ? bot * Wp : Hn * Wp; i < Hn * Wp; i += 16) vst1q_s8(plane + i, vpad);
+        if (dense) {
           /* masked lanes are not read: a row's first chunk may start before the tensor */
           uintptr_t src = (uintptr_t)xc - (uintptr_t)pw;
           int8_t *dst = plane + top * Wp;
