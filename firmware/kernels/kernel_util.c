@@ -7,18 +7,38 @@
 #include <arm_mve.h>
 /* A 2-d transpose of 32-bit elements (e.g. permute_copy of a linear layer's weight): run r of `runs`
  * is d[r*dr + 0:len) = s[r*sr + (0:len)*ss], with gather loads, four per instruction. Needs word
- * alignment and offsets that fit 32 bits; returns false (nothing copied) otherwise. */
+ * alignment and a source stride whose offsets fit 32 bits; returns false (nothing copied) otherwise. */
 static bool gather_rows_u32(uint32_t *d, ptrdiff_t dr, const uint32_t *s, ptrdiff_t sr, size_t runs, int32_t len,
                             ptrdiff_t ss) {
-  if (ss <= 0 || ss > 0x3FFFFFFF / 4 || ((uintptr_t)s & 3u) || ((uintptr_t)d & 3u)) return false;
+  /* byte offsets of 16 elements must fit 32 bits */
+  if (ss <= 0 || ss > 0x3FFFFFFF / 64 || ((uintptr_t)s & 3u) || ((uintptr_t)d & 3u)) return false;
   const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ss);
-  const int32_t whole = len & ~3;
+  /* offsets of elements 4..15: four gathers per step share one base */
+  const uint32x4_t off1 = vaddq_n_u32(off, 4u * (uint32_t)ss), off2 = vaddq_n_u32(off, 8u * (uint32_t)ss),
+                   off3 = vaddq_n_u32(off, 12u * (uint32_t)ss);
+  const int32_t n16 = len & ~15, whole = len & ~3;
   const mve_pred16_t tail = vctp32q((uint32_t)(len - whole));
-  for (size_t r = 0; r < runs; r++, d += dr, s += sr) {
-    const uint32_t *sp = s;
-    /* whole vectors unpredicated (a predicate costs a vctp and a vpst per load and store), then the tail */
-    for (int32_t i = 0; i < whole; i += 4, sp += 4 * ss) vst1q_u32(d + i, vldrwq_gather_shifted_offset_u32(sp, off));
-    if (whole < len) vst1q_p_u32(d + whole, vldrwq_gather_shifted_offset_z_u32(sp, off, tail), tail);
+  /* column blocks outside, runs inside: the inner loop is only loads, stores and two pointer steps */
+  for (int32_t c0 = 0; c0 < n16; c0 += 16) {
+    const uint32_t *sp = s + (ptrdiff_t)c0 * ss;
+    uint32_t *dp = d + c0;
+    for (size_t r = 0; r < runs; r++, sp += sr, dp += dr) {
+      vst1q_u32(dp, vldrwq_gather_shifted_offset_u32(sp, off));
+      vst1q_u32(dp + 4, vldrwq_gather_shifted_offset_u32(sp, off1));
+      vst1q_u32(dp + 8, vldrwq_gather_shifted_offset_u32(sp, off2));
+      vst1q_u32(dp + 12, vldrwq_gather_shifted_offset_u32(sp, off3));
+    }
+  }
+  for (int32_t c0 = n16; c0 < whole; c0 += 4) {
+    const uint32_t *sp = s + (ptrdiff_t)c0 * ss;
+    uint32_t *dp = d + c0;
+    for (size_t r = 0; r < runs; r++, sp += sr, dp += dr) vst1q_u32(dp, vldrwq_gather_shifted_offset_u32(sp, off));
+  }
+  if (whole < len) {
+    const uint32_t *sp = s + (ptrdiff_t)whole * ss;
+    uint32_t *dp = d + whole;
+    for (size_t r = 0; r < runs; r++, sp += sr, dp += dr)
+      vst1q_p_u32(dp, vldrwq_gather_shifted_offset_z_u32(sp, off, tail), tail);
   }
   return true;
 }
