@@ -416,12 +416,33 @@ void et_copy_elem(et_tensor *dst, ptrdiff_t di, const et_tensor *src, ptrdiff_t 
   else et_store_i(dst, di, et_load_i(src, si));
 }
 
-void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st,
-                     const et_tensor *src, ptrdiff_t sbase, const ptrdiff_t *src_st,
-                     uint32_t ndim, const int32_t *sizes) {
+void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st_in,
+                     const et_tensor *src, ptrdiff_t sbase, const ptrdiff_t *src_st_in,
+                     uint32_t ndim_in, const int32_t *sizes_in) {
   size_t n = 1;
-  for (uint32_t d = 0; d < ndim; d++) n *= (size_t)sizes[d];
+  for (uint32_t d = 0; d < ndim_in; d++) n *= (size_t)sizes_in[d];
   if (n == 0) return;
+  /* the same copy over fewer dims: size-1 dims dropped, and a dim merged into the next (inner) one
+   * when both sides step over it as over the inner dim's whole extent (an NHWC -> NCHW transpose of
+   * one image becomes 2-d, a contiguous tail one row) */
+  int32_t sizes[ET_MAX_DIMS];
+  ptrdiff_t dst_st[ET_MAX_DIMS], src_st[ET_MAX_DIMS];
+  uint32_t ndim = 0;
+  for (uint32_t d = 0; d < ndim_in; d++) {
+    if (sizes_in[d] == 1) continue;
+    if (ndim > 0 && (int64_t)dst_st[ndim - 1] == (int64_t)dst_st_in[d] * sizes_in[d] &&
+        (int64_t)src_st[ndim - 1] == (int64_t)src_st_in[d] * sizes_in[d]) {
+      sizes[ndim - 1] *= sizes_in[d];
+      dst_st[ndim - 1] = dst_st_in[d];
+      src_st[ndim - 1] = src_st_in[d];
+      continue;
+    }
+    sizes[ndim] = sizes_in[d];
+    dst_st[ndim] = dst_st_in[d];
+    src_st[ndim] = src_st_in[d];
+    ndim++;
+  }
+  if (ndim == 0) { sizes[0] = 1; dst_st[0] = src_st[0] = 1; ndim = 1; }  /* one element */
   size_t es = et_dtype_size(dst->dtype);
   bool same = dst->dtype == src->dtype;
   /* rows: the innermost dim when both sides are unit-stride there */
