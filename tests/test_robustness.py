@@ -95,7 +95,7 @@ def test_int64_expected_output_far_from_the_result_is_a_mismatch(harness):
 def test_inputs_that_once_crashed_stay_fixed(libfuzzer):
     cases = sorted(REGRESSIONS.glob("*.bin"))
     assert cases
-    p = subprocess.run([str(libfuzzer), *map(str, cases)], capture_output=True, text=True, timeout=300,
+    p = subprocess.run([str(libfuzzer), "-timeout=30", *map(str, cases)], capture_output=True, text=True, timeout=300,
                        env=os.environ | fuzzbuild.SAN_ENV)
     assert p.returncode == 0, p.stderr[-4000:]
     assert "Sanitizer" not in p.stderr and "runtime error" not in p.stderr, p.stderr[-4000:]

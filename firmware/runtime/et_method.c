@@ -365,6 +365,12 @@ et_status et_method_fill_inputs_ones(et_method *m) {
   return ET_OK;
 }
 
+/* Instructions one chain may execute per call: executorch emits backward jumps only for bounded loops
+ * (map over a tensor dim), far below this; the fuzz build sets a small value. */
+#ifndef ET_MAX_STEPS
+#define ET_MAX_STEPS (1u << 24)
+#endif
+
 et_status et_method_execute(et_method *m) {
   m->err.instr = m->err.op = m->err.value = NONE_IDX;
   for (uint32_t c = 0; c < m->n_chains; c++) {
@@ -406,7 +412,8 @@ et_status et_method_execute(et_method *m) {
 #endif
       if (st != ET_OK) { m->err.instr = pc; return st; }
       pc = next;
-      if (++steps > 0x7FFFFFFFu) return ET_ERR_INTERNAL;
+      /* only a backward jump can loop; a program that does not stop (a corrupted one) ends here */
+      if (++steps > ET_MAX_STEPS) { m->err.instr = pc; return ET_ERR_BAD_PROGRAM; }
     }
   }
   return ET_OK;

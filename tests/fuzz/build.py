@@ -30,7 +30,9 @@ from etdeploy import bake, kernels  # noqa: E402
 MODELS = ROOT / "tests" / "models"
 CACHE = ROOT / ".cache" / "fuzz"
 HERE = Path(__file__).resolve().parent
-SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g", "-O1"]
+# ET_MAX_STEPS: a corrupted jump that loops ends as BAD_PROGRAM after this many instructions, not a timeout
+SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g", "-O1",
+       "-DET_MAX_STEPS=100000"]
 SKIP = ("et_main.c", "et_link.c", "et_link_rx.c")
 
 
@@ -52,8 +54,8 @@ def sources() -> list[Path]:
     return [s for s in src if s.name not in SKIP]
 
 
-def _key(kind: str, cc: str) -> str:
-    h = hashlib.sha256(kind.encode() + cc.encode())
+def _key(kind: str, cc: str, flags: list[str]) -> str:
+    h = hashlib.sha256(kind.encode() + cc.encode() + " ".join(flags).encode())
     for p in sources() + sorted((ROOT / "firmware").rglob("*.h")):
         h.update(p.name.encode() + p.read_bytes())
     return h.hexdigest()[:16]
@@ -73,13 +75,13 @@ def build(kind: str = "sweep") -> Path:
         if cc is None:
             raise NoCompiler("clang not installed: apt-get install --no-install-recommends clang libclang-rt-14-dev")
         flags = ["-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=undefined",
-                 "-fno-omit-frame-pointer", "-g", "-O1", "-DET_FUZZER"]
+                 "-fno-omit-frame-pointer", "-g", "-O1", "-DET_FUZZER", "-DET_MAX_STEPS=100000"]
     else:
         cc = shutil.which("gcc") or clang()
         if cc is None:
             raise NoCompiler("no C compiler (gcc or clang)")
         flags = SAN
-    out = CACHE / f"{kind}-{_key(kind, cc)}"
+    out = CACHE / f"{kind}-{_key(kind, cc, flags)}"
     exe = out / ("fuzz_program" if kind == "libfuzzer" else "sweep")
     if exe.exists():
         return exe
