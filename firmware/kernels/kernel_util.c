@@ -475,7 +475,17 @@ void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st_in
       if (es == 4) {
         uint32_t *d = (uint32_t *)dst->data + di;
         const uint32_t *s = (const uint32_t *)src->data + si;
-        for (int32_t i = 0; i < len; i++) d[i * ds] = s[i * ss];
+        int32_t i = 0;
+        if (ds == 1) {  /* a transpose's run: four loads with register offsets, then four plain stores */
+          const ptrdiff_t s2 = 2 * ss, s3 = 3 * ss;
+          for (; i + 4 <= len; i += 4, s += 4 * ss) {
+            const uint32_t a = s[0], b = s[ss], c = s[s2], e = s[s3];
+            d[i] = a; d[i + 1] = b; d[i + 2] = c; d[i + 3] = e;
+          }
+          for (; i < len; i++, s += ss) d[i] = *s;
+        } else {
+          for (; i < len; i++) d[i * ds] = s[i * ss];
+        }
       } else if (es == 2) {
         uint16_t *d = (uint16_t *)dst->data + di;
         const uint16_t *s = (const uint16_t *)src->data + si;
