@@ -483,24 +483,21 @@ def _export(name: str) -> Path:
         module = module.to(memory_format=torch.channels_last)
     gen = torch.Generator().manual_seed(1)
     calib = [ex] + [exporting.random_like(ex, gen) for _ in range(4)]
-    if edge:
-        edge = dict(edge)
-        if "calib_scale" in edge:  # calibrated on smaller inputs: the case's own inputs then saturate
-            k = edge.pop("calib_scale")
-            calib = [tuple(t * k for t in c) for c in calib]
-        eager = edge.pop("eager_reference", False)
-        edge = edge or None
-    else:
-        eager = False
-    if edge:
-        if "preserve_ops" in edge:
-            ops = []
-            for o in edge["preserve_ops"]:
-                f = torch.ops
-                for part in o.split("."):
-                    f = getattr(f, part)
-                ops.append(f)
-            edge["preserve_ops"] = ops
+    # test-only options ride in the edge dict; what is left goes to the export as EdgeCompileConfig fields
+    edge = dict(edge or {})
+    k = edge.pop("calib_scale", None)  # calibrated on smaller inputs: the case's own inputs then saturate
+    if k is not None:
+        calib = [tuple(t * k for t in c) for c in calib]
+    eager = edge.pop("eager_reference", False)
+    if "preserve_ops" in edge:
+        ops = []
+        for o in edge["preserve_ops"]:
+            f = torch.ops
+            for part in o.split("."):
+                f = getattr(f, part)
+            ops.append(f)
+        edge["preserve_ops"] = ops
+    edge = edge or None
     d.mkdir(parents=True, exist_ok=True)
     res = exporting.export_model(module, ex, d, "m", flow=flow, case_inputs=[ex], calibration=calib,
                                  edge_config=edge)
