@@ -173,7 +173,7 @@ static et_status binary_run(et_kctx *ctx, int op, et_tensor *a, et_tensor *b, et
 /* A Scalar argument as a 0-d tensor (Double -> float32, Int -> int64, Bool -> bool). */
 typedef struct { et_tensor t; union { float f; int64_t i; uint8_t b; } v; } scalar_t;
 static bool scalar_tensor(scalar_t *s, const et_value *v) {
-  s->t.sizes = 0; s->t.dim_order = 0; s->t.ndim = 0; s->t.dynamic = 0; s->t._pad = 0;
+  s->t.sizes = 0; s->t.dim_order = 0; s->t.ndim = 0; s->t.dynamic = 0; s->t.constant = 0;
   if (!v) return false;
   switch (v->tag) {
     case ET_TAG_DOUBLE: s->v.f = et_value_as_float(v); s->t.dtype = ET_FLOAT; s->t.capacity = 4; break;

@@ -325,6 +325,25 @@ static inline int32x4_t cm_requant_vn(int32x4_t acc, int32_t mult, int32_t nrs) 
 static inline bool cm_vec_requant_ok(int32_t mult, int32_t shift) { return mult > 0 && shift <= -1 && shift >= -31; }
 #endif
 
+/* ---------------------------------------------------------------- kernel state */
+
+/* The call a kernel state (ET_STATE) was filled for: its input and output tensors at their data. It is
+ * only kept for static tensors (et_resize refuses to change their shape; their dim order is fixed) and
+ * constant weights, and trusts what a valid program guarantees: scalar arguments and constants do not
+ * change. Anything else means the full checks on every call. */
+typedef struct {
+  const et_tensor *x, *y;
+  const void *xd, *yd;
+} cm_call;
+static void cm_call_set(cm_call *c, const et_tensor *x, const et_tensor *y, bool constant_weights) {
+  const bool keep = constant_weights && !x->dynamic && !y->dynamic;
+  c->x = keep ? x : NULL; c->y = y; c->xd = x->data; c->yd = y->data;
+}
+static inline bool cm_call_same(const cm_call *c, const et_value *x, const et_value *y) {
+  return c->x && x && y && x->tag == ET_TAG_TENSOR && y->tag == ET_TAG_TENSOR && x->u.t == c->x && y->u.t == c->y &&
+         c->x->data == c->xd && c->y->data == c->yd;
+}
+
 /* ---------------------------------------------------------------- linear */
 
 #ifdef CM_MVE
@@ -432,8 +451,63 @@ static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, co
 /* quantized_linear.out(Tensor input, Tensor weights, Tensor? bias, Tensor? kernel_sum, int input_offset,
  *   int filter_offset, int output_offset, int[] requantize_multipliers, int[] requantize_shifts,
  *   int activation_max, int activation_min, *, Tensor(a!) out) */
+/* A linear call's arguments, checked */
+typedef struct {
+  const int8_t *w;
+  const int32_t *bias, *ksum;
+  int32_t M, N, K, in_off, f_off, out_off, mult, shift, amin, amax;
+} qlin;
+
+static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y) {
+  const int32_t M = q->M, N = q->N, K = q->K, in_off = q->in_off, f_off = q->f_off, out_off = q->out_off;
+  const int32_t mult = q->mult, shift = q->shift, amin = q->amin, amax = q->amax;
+  const int8_t *wd = q->w;
+  const int32_t *bd = q->bias, *kd = q->ksum;
+#ifdef CM_MVE
+  if (cm_vec_requant_ok(mult, shift) && K > 0) {
+    qlinear_mve(x, wd, bd, kd, y, M, N, K, in_off, f_off, out_off, mult, shift, amin, amax);
+    return;
+  }
+#endif
+  for (int32_t m = 0; m < M; m++) {
+    const int8_t *xr = x + (ptrdiff_t)m * K;
+    int32_t xsum = sum_s8(xr, K);
+    for (int32_t n = 0; n < N; n++) {
+      const int8_t *wr = wd + (ptrdiff_t)n * K;
+      int32_t d = dot_s8(xr, wr, K);
+      uint32_t acc;
+      if (kd) {
+        acc = (uint32_t)d + (uint32_t)xsum * (uint32_t)f_off + (uint32_t)kd[n];
+      } else {
+        /* sum (x + io)(w + fo) = d + fo*sum(x) + io*sum(w) + K*io*fo */
+        int32_t wsum = (in_off != 0) ? sum_s8(wr, K) : 0;
+        acc = (uint32_t)d + (uint32_t)f_off * (uint32_t)xsum + (uint32_t)in_off * (uint32_t)wsum +
+              (uint32_t)K * (uint32_t)in_off * (uint32_t)f_off;
+        if (bd) acc += (uint32_t)bd[n];
+      }
+      int32_t r = add_sat_i32(cm_requant((int32_t)acc, mult, shift), out_off);
+      y[(ptrdiff_t)m * N + n] = (int8_t)clamp_i32(r, amin, amax);
+    }
+  }
+}
+
+/* What a linear call keeps between executions (ET_STATE; filled at method load): its checked
+ * arguments, as long as its input and output are the same static tensors at the same data (see
+ * cm_call_same) and its weights are constants. */
+typedef struct {
+  cm_call call;
+  qlin q;
+} qlin_state;
+ET_STATE("cortex_m::quantized_linear.out", 96);
+_Static_assert(sizeof(qlin_state) <= 96, "raise the ET_STATE size");
+
 ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   ET_CHECK_ARGS(12);
+  qlin_state *ks = (qlin_state *)ctx->state;
+  if (ks && cm_call_same(&ks->call, args[0], args[11])) {
+    if (!ctx->prepare) qlinear_run(&ks->q, (const int8_t *)ks->call.x->data, (int8_t *)ks->call.y->data);
+    return ET_OK;
+  }
   et_tensor *in, *w, *bias = NULL, *ksum = NULL, *out;
   /* every dtype is checked below */
   ARG_TENSOR_DT(0, in);
@@ -441,14 +515,14 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   ARG_TENSOR_DT(11, out);
   if (!et_is_none(args[2])) ARG_TENSOR_DT(2, bias);
   if (!et_is_none(args[3])) ARG_TENSOR_DT(3, ksum);
-  int32_t in_off, f_off, out_off, amax, amin;
-  ARG_INT(4, in_off); ARG_INT(5, f_off); ARG_INT(6, out_off); ARG_INT(9, amax); ARG_INT(10, amin);
+  qlin q;
+  ARG_INT(4, q.in_off); ARG_INT(5, q.f_off); ARG_INT(6, q.out_off); ARG_INT(9, q.amax); ARG_INT(10, q.amin);
   uint32_t nm, ns;
   const int64_t *mults = et_int_list(args[7], &nm), *shifts = et_int_list(args[8], &ns);
   if (!mults || !shifts || nm < 1 || ns < 1) BAD(7);
-  int32_t mult = (int32_t)mults[0], shift = (int32_t)shifts[0];
+  q.mult = (int32_t)mults[0]; q.shift = (int32_t)shifts[0];
   if (in->dtype != ET_CHAR || w->dtype != ET_CHAR || out->dtype != ET_CHAR || w->ndim != 2 || in->ndim < 1) BAD(0);
-  int32_t K = w->sizes[1], N = w->sizes[0];
+  const int32_t K = w->sizes[1], N = w->sizes[0];
   if (in->sizes[in->ndim - 1] != K) BAD(0);
   if (bias && (bias->dtype != ET_INT || numel32(bias) != (uint32_t)N)) BAD(2);
   if (ksum && (ksum->dtype != ET_INT || numel32(ksum) != (uint32_t)N)) BAD(3);
@@ -477,36 +551,15 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   /* out has nd dims here */
   for (uint32_t d = 0; odo && d < nd; d++)
     if (odo[d] != d) { ctx->err_detail = 11; return ET_ERR_UNSUPPORTED; }
-  int32_t M = K ? (int32_t)rows : 0;
-  const int8_t *x = (const int8_t *)in->data, *wd = (const int8_t *)w->data;
-  const int32_t *bd = bias ? (const int32_t *)bias->data : NULL, *kd = ksum ? (const int32_t *)ksum->data : NULL;
-  int8_t *y = (int8_t *)out->data;
-#ifdef CM_MVE
-  if (cm_vec_requant_ok(mult, shift) && K > 0) {
-    qlinear_mve(x, wd, bd, kd, y, M, N, K, in_off, f_off, out_off, mult, shift, amin, amax);
-    return ET_OK;
+  q.M = K ? (int32_t)rows : 0; q.N = N; q.K = K;
+  q.w = (const int8_t *)w->data;
+  q.bias = bias ? (const int32_t *)bias->data : NULL;
+  q.ksum = ksum ? (const int32_t *)ksum->data : NULL;
+  if (ks) {
+    ks->q = q;
+    cm_call_set(&ks->call, in, out, w->constant && (!bias || bias->constant) && (!ksum || ksum->constant));
   }
-#endif
-  for (int32_t m = 0; m < M; m++) {
-    const int8_t *xr = x + (ptrdiff_t)m * K;
-    int32_t xsum = sum_s8(xr, K);
-    for (int32_t n = 0; n < N; n++) {
-      const int8_t *wr = wd + (ptrdiff_t)n * K;
-      int32_t d = dot_s8(xr, wr, K);
-      uint32_t acc;
-      if (kd) {
-        acc = (uint32_t)d + (uint32_t)xsum * (uint32_t)f_off + (uint32_t)kd[n];
-      } else {
-        /* sum (x + io)(w + fo) = d + fo*sum(x) + io*sum(w) + K*io*fo */
-        int32_t wsum = (in_off != 0) ? sum_s8(wr, K) : 0;
-        acc = (uint32_t)d + (uint32_t)f_off * (uint32_t)xsum + (uint32_t)in_off * (uint32_t)wsum +
-              (uint32_t)K * (uint32_t)in_off * (uint32_t)f_off;
-        if (bd) acc += (uint32_t)bd[n];
-      }
-      int32_t r = add_sat_i32(cm_requant((int32_t)acc, mult, shift), out_off);
-      y[(ptrdiff_t)m * N + n] = (int8_t)clamp_i32(r, amin, amax);
-    }
-  }
+  if (!ctx->prepare) qlinear_run(&q, (const int8_t *)in->data, (int8_t *)out->data);
   return ET_OK;
 }
 
@@ -581,20 +634,199 @@ static void qdw4_image(const int8_t *xb, int8_t *yo, int32_t rows, uint32_t ys, 
 #undef QDW_BODY
 #undef QDW_OPERANDS
 
-/* Setup loops of qdw_plane_mve, out of line so that they run with few live registers. Data rows of
- * the plane, nch 16-byte chunks each: input bytes where pch[j] says, the pad elsewhere; masked lanes
- * are not read (a row's first chunk may start before the tensor). */
-__attribute__((noinline)) static void qdw_plane_rows(int8_t *dst, uintptr_t src, int32_t rows, uintptr_t xsh,
-                                                     int32_t nch, int8x16_t vpad, const mve_pred16_t *pch) {
+/* The same depthwise on 2x2 blocks of output pixels (four channels, pixel stride 4 bytes): the four
+ * pixels' sums go out through 64 bytes of scratch (stmdb) and come back transposed (vld4), one vector
+ * per channel with the pixels on the lanes, so the requantisation takes the channel's multiplier and
+ * shift as scalars (vqrdmlah adds the round-half-away correction in the multiply), and the narrows
+ * interleave the four channels into the 16 output bytes, which one scatter store writes to the two
+ * rows (word lanes at y, y+4, y+row, y+row+4). 57 instructions per block, 14.25 per pixel.
+ * Walks `pairs` row pairs of `groups` blocks; windows of the second row are `R` bytes further. */
+typedef struct {
+  int32_t cst[4];          /* -16: bias + in_off * sum(w) per channel (ldmdb) */
+  int32_t mq[8];           /*   0: multiplier, shift for channels 0..3 (ldm) */
+  int8_t w2[16], w3[16];   /*  32, 48: reloaded per block (their registers are the vld4 targets) */
+  int32_t scr[16];         /*  64: the four pixels' sums */
+  int32_t groups, pairs, xstep, ystep;  /* 128: blocks per row pair; row pairs; pointer steps per pair */
+  int8_t w0[16], w1[16];   /* 144, 160 */
+  uint32_t addr[4];        /* 176: store addresses of the first block, minus 8 (pre-indexed) */
+} qdw_quads_blk;
+/* the asm below addresses these from mq */
+_Static_assert(offsetof(qdw_quads_blk, mq) == 16 && offsetof(qdw_quads_blk, groups) == 16 + 128 &&
+               offsetof(qdw_quads_blk, w0) == 16 + 144 && offsetof(qdw_quads_blk, addr) == 16 + 176,
+               "qdw4_quads offsets");
+#ifdef __OPTIMIZE__  /* the loop needs r7, the frame pointer at -O0 */
+#define QDW_QUADS 1
+__attribute__((noinline)) static void qdw4_quads(const int8_t *xb, const int8_t *xb2, int32_t *blk, int32_t oo) {
+  __asm__ volatile(
+      "vldrw.u32 q0, [%[blk], #144]\n\t"
+      "vldrw.u32 q1, [%[blk], #160]\n\t"
+      "vldrw.u32 q2, [%[blk], #176]\n\t"
+      "add r12, %[blk], #128\n"
+      "1:\n\t"
+      "ldr lr, [%[blk], #128]\n\t"
+      "dls lr, lr\n"
+      "2:\n\t"
+      "vldrw.u32 q5, [%[blk], #32]\n\t"
+      "vldrw.u32 q6, [%[blk], #48]\n\t"
+      "ldmdb %[blk], {r0, r2, r4, r6}\n\t"
+      "vldrb.u8 q3, [%[xb2], #4]\n\t"
+      "vmladava.s8 r0, q3, q0\n\t"
+      "vmladava.s8 r2, q3, q1\n\t"
+      "vmladava.s8 r4, q3, q5\n\t"
+      "vmladava.s8 r6, q3, q6\n\t"
+      "stmdb r12!, {r0, r2, r4, r6}\n\t"
+      "ldmdb %[blk], {r0, r2, r4, r6}\n\t"
+      "vldrb.u8 q3, [%[xb2]], #8\n\t"
+      "vmladava.s8 r0, q3, q0\n\t"
+      "vmladava.s8 r2, q3, q1\n\t"
+      "vmladava.s8 r4, q3, q5\n\t"
+      "vmladava.s8 r6, q3, q6\n\t"
+      "stmdb r12!, {r0, r2, r4, r6}\n\t"
+      "ldmdb %[blk], {r0, r2, r4, r6}\n\t"
+      "vldrb.u8 q3, [%[xb], #4]\n\t"
+      "vmladava.s8 r0, q3, q0\n\t"
+      "vmladava.s8 r2, q3, q1\n\t"
+      "vmladava.s8 r4, q3, q5\n\t"
+      "vmladava.s8 r6, q3, q6\n\t"
+      "stmdb r12!, {r0, r2, r4, r6}\n\t"
+      "ldmdb %[blk], {r0, r2, r4, r6}\n\t"
+      "vldrb.u8 q3, [%[xb]], #8\n\t"
+      "vmladava.s8 r0, q3, q0\n\t"
+      "vmladava.s8 r2, q3, q1\n\t"
+      "vmladava.s8 r4, q3, q5\n\t"
+      "vmladava.s8 r6, q3, q6\n\t"
+      "stmdb r12!, {r0, r2, r4, r6}\n\t"
+      "vld40.32 {q4, q5, q6, q7}, [r12]\n\t"
+      "vld41.32 {q4, q5, q6, q7}, [r12]\n\t"
+      "vld42.32 {q4, q5, q6, q7}, [r12]\n\t"
+      "vld43.32 {q4, q5, q6, q7}, [r12]!\n\t"
+      "ldm %[blk], {r0, r1, r2, r3, r4, r5, r6, r7}\n\t"
+      "vshr.s32 q3, q4, #31\n\t"
+      "vqrdmlah.s32 q3, q4, r0\n\t"
+      "vrshl.s32 q3, r1\n\t"
+      "vshr.s32 q4, q5, #31\n\t"
+      "vqrdmlah.s32 q4, q5, r2\n\t"
+      "vrshl.s32 q4, r3\n\t"
+      "vshr.s32 q5, q6, #31\n\t"
+      "vqrdmlah.s32 q5, q6, r4\n\t"
+      "vrshl.s32 q5, r5\n\t"
+      "vshr.s32 q6, q7, #31\n\t"
+      "vqrdmlah.s32 q6, q7, r6\n\t"
+      "vrshl.s32 q6, r7\n\t"
+      "vqmovnb.s32 q3, q3\n\t"
+      "vqmovnt.s32 q3, q5\n\t"
+      "vqmovnb.s32 q4, q4\n\t"
+      "vqmovnt.s32 q4, q6\n\t"
+      "vqadd.s16 q3, q3, %[oo]\n\t"
+      "vqadd.s16 q4, q4, %[oo]\n\t"
+      "vqmovnb.s16 q3, q3\n\t"
+      "vqmovnt.s16 q3, q4\n\t"
+      "vstrw.32 q3, [q2, #8]!\n\t"
+      "le lr, 2b\n\t"
+      "ldrd r0, r1, [%[blk], #136]\n\t"
+      "add %[xb], %[xb], r0\n\t"
+      "add %[xb2], %[xb2], r0\n\t"
+      "vadd.i32 q2, q2, r1\n\t"
+      "ldr r2, [%[blk], #132]\n\t"
+      "subs r2, r2, #1\n\t"
+      "str r2, [%[blk], #132]\n\t"
+      "bne 1b"
+      : [xb] "+r"(xb), [xb2] "+r"(xb2)
+      : [blk] "r"(blk), [oo] "r"(oo)
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r12", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6",
+        "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
+}
+#else
+#define QDW_QUADS 0
+static void qdw4_quads(const int8_t *xb, const int8_t *xb2, int32_t *blk, int32_t oo) {}
+#endif
+
+/* Setup loops of qdw_plane_exec, out of line so that they run with few live registers. The plane:
+ * rows [0, Hn) of nch 16-byte chunks; data rows [top, bot) hold input bytes where pch[j] says, the pad
+ * elsewhere; masked lanes are not read (a row's first chunk may start before the tensor). src: the
+ * source of data row `top`. */
+__attribute__((noinline)) static void qdw_plane_rows(int8_t *dst, uintptr_t src, int32_t top, int32_t bot,
+                                                     int32_t Hn, uintptr_t xsh, int32_t nch, int8x16_t vpad,
+                                                     const mve_pred16_t *pch) {
+  int8_t *const end = dst + 16 * nch * Hn, *const dtop = dst + 16 * nch * top;
+  for (; dst < dtop; dst += 16) vst1q_s8(dst, vpad);
   if (nch == 1) {  /* the usual small image: no chunk loop (measured: ~20 instructions a row) */
     const mve_pred16_t p = pch[0];
-    for (int32_t r = 0; r < rows; r++, src += xsh, dst += 16)
+    for (int32_t r = top; r < bot; r++, src += xsh, dst += 16)
       vst1q_s8(dst, vpselq_s8(vldrbq_z_s8((const int8_t *)src, p), vpad, p));
-    return;
+  } else {
+    for (int32_t r = top; r < bot; r++, src += xsh)
+      for (int32_t j = 0; j < nch; j++, dst += 16)
+        vst1q_s8(dst, vpselq_s8(vldrbq_z_s8((const int8_t *)(src + 16u * (uint32_t)j), pch[j]), vpad, pch[j]));
   }
-  for (int32_t r = 0; r < rows; r++, src += xsh)
-    for (int32_t j = 0; j < nch; j++, dst += 16)
-      vst1q_s8(dst, vpselq_s8(vldrbq_z_s8((const int8_t *)(src + 16u * (uint32_t)j), pch[j]), vpad, pch[j]));
+  for (; dst < end; dst += 16) vst1q_s8(dst, vpad);
+}
+/* Both steps at once for the usual small image (one chunk, unit row stride and dilation): output row
+ * oh interleaves plane rows oh..oh+3, kept in q4-q7 and moved down one row per output row, each plane
+ * row made once from the input (top, bot, src as in qdw_plane_rows; rows past KH meet zero weights).
+ * Per output row: the vst4, three moves and the next row (pad, or a masked load merged with the pad). */
+__attribute__((noinline)) static void qdw_interleave_direct(int8_t *ib, uintptr_t src, int32_t top, int32_t bot,
+                                                            int32_t rows, uintptr_t xsh, int8x16_t vpad,
+                                                            mve_pred16_t p) {
+  int8_t first[64] __attribute__((aligned(16)));  /* plane rows 0..3 */
+  src -= (uintptr_t)top * xsh;  /* the source of plane row 0 (read only for rows in [top, bot)) */
+  for (int32_t k = 0; k < 4; k++)
+    vst1q_s8(first + 16 * k, k >= top && k < bot ? vpselq_s8(vldrbq_z_s8((const int8_t *)(src + (uint32_t)k * xsh), p),
+                                                             vpad, p) : vpad);
+  /* rows fetched in the loop: k = 4 .. rows + 3: pad below top, data in [top, bot), pad after */
+  const int32_t k1 = top > 4 ? (top < rows + 4 ? top : rows + 4) : 4;
+  const int32_t k2 = bot > k1 ? (bot < rows + 4 ? bot : rows + 4) : k1;
+  uint32_t n1 = (uint32_t)(k1 - 4), n2 = (uint32_t)(k2 - k1), n3 = (uint32_t)(rows + 4 - k2);
+  src += (uint32_t)k1 * xsh;
+  __asm__ volatile(
+      "vldrw.u32 q4, [%[f]]\n\t"
+      "vldrw.u32 q5, [%[f], #16]\n\t"
+      "vldrw.u32 q6, [%[f], #32]\n\t"
+      "vldrw.u32 q7, [%[f], #48]\n\t"
+      "vmsr p0, %[p]\n\t"
+      "wls lr, %[n1], 2f\n"
+      "1:\n\t"
+      "vst40.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
+      "vst41.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
+      "vst42.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
+      "vst43.8 {q4, q5, q6, q7}, [%[ib]]!\n\t"
+      "vmov q4, q5\n\t"
+      "vmov q5, q6\n\t"
+      "vmov q6, q7\n\t"
+      "vmov q7, %q[pad]\n\t"
+      "le lr, 1b\n"
+      "2:\n\t"
+      "wls lr, %[n2], 4f\n"
+      "3:\n\t"
+      "vst40.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
+      "vst41.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
+      "vst42.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
+      "vst43.8 {q4, q5, q6, q7}, [%[ib]]!\n\t"
+      "vmov q4, q5\n\t"
+      "vmov q5, q6\n\t"
+      "vmov q6, q7\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q7, [%[src]]\n\t"
+      "vpsel q7, q7, %q[pad]\n\t"
+      "add %[src], %[src], %[xsh]\n\t"
+      "le lr, 3b\n"
+      "4:\n\t"
+      "wls lr, %[n3], 6f\n"
+      "5:\n\t"
+      "vst40.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
+      "vst41.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
+      "vst42.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
+      "vst43.8 {q4, q5, q6, q7}, [%[ib]]!\n\t"
+      "vmov q4, q5\n\t"
+      "vmov q5, q6\n\t"
+      "vmov q6, q7\n\t"
+      "vmov q7, %q[pad]\n\t"
+      "le lr, 5b\n"
+      "6:"
+      : [ib] "+r"(ib), [src] "+r"(src)
+      : [f] "r"(first), [p] "r"((uint32_t)p), [n1] "r"(n1), [n2] "r"(n2), [n3] "r"(n3), [xsh] "r"(xsh),
+        [pad] "w"(vpad)
+      : "lr", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
 }
 /* Row-interleaves the plane (rows of nch 16-byte chunks): byte 4*col + k of output row oh is plane
  * row oh*sh + k*dh (pr steps `step` per output row, r1..r3 reach rows k = 1..3). */
@@ -619,10 +851,36 @@ __attribute__((noinline)) static void qdw_interleave(int8_t *ib, const int8_t *p
  * copied once into a padded plane (the padding holds -in_off, so padded taps add nothing), then
  * into a row-interleaved buffer (vst4: byte 4*col + k of output row oh is the plane's row oh*sh + k*dh),
  * where each pixel's window is 16 contiguous bytes: no per-pixel masks or gathers. Buffers live on
- * the stack (up to QDW_PLANE + QDW_IB bytes); returns false (nothing written) outside that case. */
+ * the stack (up to QDW_PLANE + QDW_IB bytes). qdw_plane_prep works out what does not depend on the
+ * input (a depthwise call keeps it in its kernel state), qdw_plane_exec runs the image. */
 #define QDW_PLANE 1024
 #define QDW_IB 2048
-CM_HOT static bool qdw_plane_mve(const qconv *c, const int8_t *x, int8_t *y) {
+#define QDW_NCH 8   /* 16-column chunks of a plane row */
+typedef struct {
+  int32_t Hn, Wp, nch, top, bot, cols, R;  /* plane rows, columns, chunks, data rows [top, bot), bytes per ib row */
+  int32_t r1, r2, r3;                      /* plane offsets of kernel rows 1..3 */
+  int32_t tail[4];                         /* qdw4_image over the whole image: prm[8..11] */
+  int32_t quads;                           /* 2x2 blocks; then blk holds the group's weights and constants */
+  mve_pred16_t pch[QDW_NCH];               /* input columns of each chunk */
+  qdw_quads_blk blk;
+} qdw_plan;
+
+/* Weight vectors (lane 4*kw + kh holds tap (kh, kw)) and constants (bias + in_off * sum(w), wrapping
+ * like the 32-bit accumulator) of output channels oc0..oc0+3. */
+static void qdw_weights(const qconv *c, int32_t oc0, int8x16_t *w, int32_t *cst) {
+  const int32_t O = c->y.c;
+  const uint8x16_t lane = vidupq_n_u8(0, 1), kh = vandq_u8(lane, vdupq_n_u8(3)), kw = vshrq_n_u8(lane, 2);
+  const uint8x16_t woff = vmulq_n_u8(vaddq_u8(vmulq_n_u8(kh, (uint8_t)c->KW), kw), (uint8_t)O);
+  const mve_pred16_t ptaps = vcmphiq_u8(vdupq_n_u8((uint8_t)c->KH), kh) & vcmphiq_u8(vdupq_n_u8((uint8_t)c->KW), kw);
+  const uint32_t io = (uint32_t)c->in_off;
+  for (int32_t i = 0; i < 4; i++) {
+    w[i] = vldrbq_gather_offset_z_s8(c->w + oc0 + i, woff, ptaps);
+    cst[i] = (int32_t)((c->bias ? (uint32_t)c->bias[oc0 + i] : 0u) + io * (uint32_t)vaddvq_s8(w[i]));
+  }
+}
+
+/* false: not this path */
+static bool qdw_plane_prep(const qconv *c, const int8_t *y, qdw_plan *p) {
   const int32_t KH = c->KH, KW = c->KW, O = c->y.c, OH = c->y.h, OW = c->y.w;
   if (!c->depthwise || c->opg % 4 || KH > 4 || KW > 4 || c->sw != 1 || c->dw != 1 || c->y.sc != 1 ||
       c->amin != -128 || c->amax != 127 || c->in_off < -127 || c->in_off > 128 || c->out_off < -255 ||
@@ -630,68 +888,104 @@ CM_HOT static bool qdw_plane_mve(const qconv *c, const int8_t *x, int8_t *y) {
     return false;
   /* padded rows and columns the windows read (conv_out bounded them by the padded input) */
   const int32_t Hn = (OH - 1) * c->sh + (KH - 1) * c->dh + 1, Wp = (OW + KW - 1 + 15) & ~15;
-  if ((int64_t)Hn * Wp > QDW_PLANE || (int64_t)OH * 4 * Wp + 16 > QDW_IB) return false;
+  if ((int64_t)Hn * Wp > QDW_PLANE || (int64_t)OH * 4 * Wp + 16 > QDW_IB || Wp > 16 * QDW_NCH) return false;
   for (int32_t oc = 0; oc < O; oc++)
     if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
-  /* weight lane 4*kw + kh holds tap (kh, kw): a gather of byte (kh*KW + kw)*O of the 1HWO weights */
-  const uint8x16_t lane = vidupq_n_u8(0, 1), kh = vandq_u8(lane, vdupq_n_u8(3)), kw = vshrq_n_u8(lane, 2);
-  const uint8x16_t woff = vmulq_n_u8(vaddq_u8(vmulq_n_u8(kh, (uint8_t)KW), kw), (uint8_t)O);
-  const mve_pred16_t ptaps = vcmphiq_u8(vdupq_n_u8((uint8_t)KH), kh) & vcmphiq_u8(vdupq_n_u8((uint8_t)KW), kw);
+  const int32_t ph = c->ph, pw = c->pw;
+  p->Hn = Hn; p->Wp = Wp; p->nch = Wp / 16; p->R = 4 * Wp;
+  p->top = ph < Hn ? ph : Hn;
+  p->bot = ph + c->x.h < Hn ? ph + c->x.h : Hn;
+  /* plane columns [pw, pw + cols) hold input columns; a predicate per 16-column chunk */
+  p->cols = c->x.w < Wp - pw ? c->x.w : Wp - pw;
+  for (int32_t j = 0; j < p->nch; j++) {
+    const int32_t lo = pw - 16 * j, hi = pw + p->cols - 16 * j;
+    mve_pred16_t m = hi <= 0 ? 0 : vctp8q((uint32_t)hi);
+    if (lo > 0) m &= (mve_pred16_t)~vctp8q((uint32_t)lo);
+    p->pch[j] = m;
+  }
+  p->r1 = KH > 1 ? c->dh * Wp : 0; p->r2 = KH > 2 ? 2 * c->dh * Wp : 0; p->r3 = KH > 3 ? 3 * c->dh * Wp : 0;
+  p->tail[0] = 4 * (Wp - OW);  /* to the next interleaved row */
+  p->tail[1] = (int32_t)(c->y.sh - (ptrdiff_t)OW * c->y.sw);
+  p->tail[2] = OW;
+  p->tail[3] = (int32_t)c->y.sw;
+  /* four channels 4 bytes apart, word-aligned rows, at least one 2x2 block: qdw4_quads */
+  const ptrdiff_t ysh = c->y.sh;
+  p->quads = QDW_QUADS && O == 4 && c->y.sw == 4 && OH >= 2 && OW >= 2 &&
+             !(((uintptr_t)y | (uintptr_t)ysh | (uintptr_t)c->y.sn) & 3u);
+  if (p->quads) {
+    qdw_quads_blk *q = &p->blk;
+    int8x16_t w[4];
+    qdw_weights(c, 0, w, q->cst);
+    vst1q_s8(q->w0, w[0]); vst1q_s8(q->w1, w[1]); vst1q_s8(q->w2, w[2]); vst1q_s8(q->w3, w[3]);
+    for (int32_t i = 0; i < 4; i++) { q->mq[2 * i] = c->mult[i]; q->mq[2 * i + 1] = c->shift[i]; }
+    q->groups = OW / 2;
+    q->xstep = 2 * p->R - 4 * (OW & ~1);
+    q->ystep = (int32_t)(2 * ysh - 4 * (OW & ~1));
+  }
+  return true;
+}
+
+CM_HOT static void qdw_plane_exec(const qconv *c, qdw_plan *p, const int8_t *x, int8_t *y) {
+  const int32_t O = c->y.c, OH = c->y.h, OW = c->y.w, Wp = p->Wp, Hn = p->Hn, nch = p->nch, R = p->R;
+  const int32_t top = p->top, bot = p->bot, cols = p->cols, ph = c->ph, pw = c->pw;
   int8_t plane[QDW_PLANE] __attribute__((aligned(16)));
   int8_t ib[QDW_IB] __attribute__((aligned(16)));
   int32_t prm[12] __attribute__((aligned(16)));  /* constants, scratch, row tails: qdw4_image */
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   /* locals: int8 stores may alias *c, whose fields would be reloaded in every loop below */
-  const int32_t H = c->x.h, ph = c->ph, pw = c->pw, sh = c->sh, nch = Wp / 16;
-  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, xsn = c->x.sn, xsc = c->x.sc;
-  const int32_t top = ph < Hn ? ph : Hn, bot = ph + H < Hn ? ph + H : Hn;  /* data rows [top, bot) */
-  /* plane columns [pw, pw + cols) hold input columns; a predicate per 16-column chunk */
-  const int32_t cols = c->x.w < Wp - pw ? c->x.w : Wp - pw;
-  mve_pred16_t pch[QDW_PLANE / 16];
-  for (int32_t j = 0; j < nch; j++) {
-    const int32_t lo = pw - 16 * j, hi = pw + cols - 16 * j;
-    mve_pred16_t p = hi <= 0 ? 0 : vctp8q((uint32_t)hi);
-    if (lo > 0) p &= (mve_pred16_t)~vctp8q((uint32_t)lo);
-    pch[j] = p;
-  }
-  const ptrdiff_t r1 = KH > 1 ? c->dh * Wp : 0, r2 = KH > 2 ? 2 * c->dh * Wp : 0, r3 = KH > 3 ? 3 * c->dh * Wp : 0;
-  prm[8] = 4 * (Wp - OW);  /* to the next interleaved row */
-  prm[9] = (int32_t)(c->y.sh - (ptrdiff_t)OW * c->y.sw);
-  prm[10] = OW;
-  prm[11] = (int32_t)c->y.sw;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, xsn = c->x.sn, xsc = c->x.sc, ysh = c->y.sh;
+  const int32_t out_off = c->out_off;
   for (int32_t n = 0; n < c->y.n; n++) {
     int32_t built = -1;  /* input channel in the buffers */
     for (int32_t oc0 = 0; oc0 < O; oc0 += 4) {
       const int32_t ic = oc0 / c->opg;
       if (ic != built) {
         const int8_t *xc = x + n * xsn + ic * xsc;
-        const bool dense = xsw == 1 && cols > 0;  /* then data rows are written whole below */
-        for (int32_t i = 0, e = dense ? top * Wp : Hn * Wp; i < e; i += 16) vst1q_s8(plane + i, vpad);
-        for (int32_t i = dense ? bot * Wp : Hn * Wp; i < Hn * Wp; i += 16) vst1q_s8(plane + i, vpad);
-        if (dense) {
-          qdw_plane_rows(plane + top * Wp, (uintptr_t)xc - (uintptr_t)pw, bot - top, (uintptr_t)xsh, nch, vpad, pch);
+        if (xsw == 1 && cols > 0 && nch == 1 && c->sh == 1 && c->dh == 1) {
+          qdw_interleave_direct(ib, (uintptr_t)xc - (uintptr_t)pw, top, bot, OH, (uintptr_t)xsh, vpad, p->pch[0]);
+          built = ic;
+          goto channels;
+        }
+        if (xsw == 1 && cols > 0) {  /* data rows whole */
+          qdw_plane_rows(plane, (uintptr_t)xc - (uintptr_t)pw, top, bot, Hn, (uintptr_t)xsh, nch, vpad, p->pch);
         } else {
+          for (int32_t i = 0; i < Hn * Wp; i += 16) vst1q_s8(plane + i, vpad);
           for (int32_t r = top; r < bot; r++)
             for (int32_t j = 0; j < cols; j++) plane[r * Wp + pw + j] = xc[(r - ph) * xsh + j * xsw];
         }
-        qdw_interleave(ib, plane, OH, sh * Wp, nch, r1, r2, r3);
+        qdw_interleave(ib, plane, OH, c->sh * Wp, nch, p->r1, p->r2, p->r3);
         built = ic;
       }
-      const int8_t *wc = c->w + oc0;
-      const int8x16_t w0 = vldrbq_gather_offset_z_s8(wc, woff, ptaps), w1 = vldrbq_gather_offset_z_s8(wc + 1, woff, ptaps),
-                      w2 = vldrbq_gather_offset_z_s8(wc + 2, woff, ptaps), w3 = vldrbq_gather_offset_z_s8(wc + 3, woff, ptaps);
-      /* per channel: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
-      const uint32_t io = (uint32_t)c->in_off;
-      const int32_t *b = c->bias ? c->bias + oc0 : NULL;
-      prm[0] = (int32_t)((b ? (uint32_t)b[0] : 0u) + io * (uint32_t)vaddvq_s8(w0));
-      prm[1] = (int32_t)((b ? (uint32_t)b[1] : 0u) + io * (uint32_t)vaddvq_s8(w1));
-      prm[2] = (int32_t)((b ? (uint32_t)b[2] : 0u) + io * (uint32_t)vaddvq_s8(w2));
-      prm[3] = (int32_t)((b ? (uint32_t)b[3] : 0u) + io * (uint32_t)vaddvq_s8(w3));
-      qdw4_image(ib, y + n * c->y.sn + oc0, OH, (uint32_t)c->y.sw, prm + 4, c->out_off, w0, w1, w2, w3,
-                 vld1q_s32(c->mult + oc0), vld1q_s32(c->shift + oc0));
+    channels:;
+      int8_t *yg = y + n * c->y.sn + oc0;
+      int8x16_t w[4];
+      if (!p->quads) {
+        qdw_weights(c, oc0, w, prm);
+        for (int32_t i = 0; i < 4; i++) prm[8 + i] = p->tail[i];
+        qdw4_image(ib, yg, OH, (uint32_t)c->y.sw, prm + 4, out_off, w[0], w[1], w[2], w[3], vld1q_s32(c->mult + oc0),
+                   vld1q_s32(c->shift + oc0));
+        continue;
+      }
+      /* 2x2 blocks over the even rows and columns, then the odd column and the odd row one pixel at a time */
+      qdw_quads_blk *q = &p->blk;
+      q->pairs = OH / 2;
+      const uint32_t ya = (uint32_t)(uintptr_t)yg - 8u;
+      q->addr[0] = ya; q->addr[1] = ya + 4u; q->addr[2] = ya + (uint32_t)ysh; q->addr[3] = ya + (uint32_t)ysh + 4u;
+      qdw4_quads(ib, ib + R, q->mq, out_off);
+      if (!((OW | OH) & 1)) continue;
+      w[0] = vld1q_s8(q->w0); w[1] = vld1q_s8(q->w1); w[2] = vld1q_s8(q->w2); w[3] = vld1q_s8(q->w3);
+      for (int32_t i = 0; i < 4; i++) prm[i] = q->cst[i];
+      const int32x4_t vm = vld1q_s32(c->mult + oc0), vs = vld1q_s32(c->shift + oc0);
+      if (OW & 1) {
+        prm[8] = R - 4; prm[9] = (int32_t)ysh - 4; prm[10] = 1;
+        qdw4_image(ib + 4 * (OW - 1), yg + 4 * (OW - 1), OH & ~1, 4u, prm + 4, out_off, w[0], w[1], w[2], w[3], vm, vs);
+      }
+      if (OH & 1) {
+        prm[8] = 4 * (Wp - OW); prm[9] = (int32_t)ysh - 4 * OW; prm[10] = OW;
+        qdw4_image(ib + (OH - 1) * R, yg + (OH - 1) * ysh, 1, 4u, prm + 4, out_off, w[0], w[1], w[2], w[3], vm, vs);
+      }
     }
   }
-  return true;
 }
 
 /* Depthwise on Helium, for groups of four output channels that read one input channel (depth
@@ -823,9 +1117,10 @@ __attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t 
     }
 }
 
+/* everything but the plane path */
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
-  if (qdw_plane_mve(c, x, y) || qdw_mve(c, x, y)) return;
+  if (qdw_mve(c, x, y)) return;
 #endif
   if (c->depthwise) { qdw_portable(c, x, y); return; }
   const int32_t O = c->y.c;
@@ -887,11 +1182,43 @@ static int32_t conv_out(int32_t in, int32_t pad, int32_t dil, int32_t k, int32_t
   return (int32_t)num / s + 1;
 }
 
+/* What a depthwise call keeps between executions (ET_STATE; filled at method load): the checked
+ * arguments and the plane path's plan (see cm_call). */
+typedef struct {
+  cm_call call;
+  int32_t plane;   /* qdw_plane_exec with p */
+  qconv c;
+#ifdef CM_MVE
+  qdw_plan p;
+#endif
+} qconv_state;
+#define QCONV_STATE 704
+_Static_assert(sizeof(qconv_state) <= QCONV_STATE, "raise QCONV_STATE and the ET_STATE sizes below");
+
+static void qconv_exec(const qconv *c, const int8_t *x, int8_t *y) {
+#ifdef CM_MVE
+  qdw_plan p;
+  if (qdw_plane_prep(c, y, &p)) { qdw_plane_exec(c, &p, x, y); return; }
+#endif
+  qconv_run(c, x, y);
+}
+
 /* common tail: args [input, weight, bias, stride, padding, dilation, (depth_multiplier,) input_offset,
  * output_offset, requantize_multipliers, requantize_shifts, activation_min, activation_max, scratch, out] */
 static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool depthwise, bool nhwc) {
   const uint32_t o = depthwise ? 1 : 0;  /* index shift after dilation */
   ET_CHECK_ARGS(14 + o);
+  qconv_state *ks = (qconv_state *)ctx->state;
+  if (ks && cm_call_same(&ks->call, args[0], args[13 + o])) {
+    if (ctx->prepare) return ET_OK;
+    const int8_t *x = (const int8_t *)ks->call.x->data;
+    int8_t *y = (int8_t *)ks->call.y->data;
+#ifdef CM_MVE
+    if (ks->plane) { qdw_plane_exec(&ks->c, &ks->p, x, y); return ET_OK; }
+#endif
+    qconv_run(&ks->c, x, y);
+    return ET_OK;
+  }
   et_tensor *in, *w, *bias = NULL, *mt, *shf, *out;
   /* every dtype is checked below */
   ARG_TENSOR_DT(0, in);
@@ -944,7 +1271,21 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   c.bias = bias ? (const int32_t *)bias->data : NULL;
   c.mult = (const int32_t *)mt->data;
   c.shift = (const int32_t *)shf->data;
-  qconv_run(&c, (const int8_t *)in->data, (int8_t *)out->data);
+  if (ks) {
+    ks->c = c;
+#ifdef CM_MVE
+    ks->plane = qdw_plane_prep(&ks->c, (const int8_t *)out->data, &ks->p);
+#endif
+    cm_call_set(&ks->call, in, out, w->constant && mt->constant && shf->constant && (!bias || bias->constant));
+    if (ctx->prepare) return ET_OK;
+#ifdef CM_MVE
+    if (ks->plane) { qdw_plane_exec(&ks->c, &ks->p, (const int8_t *)in->data, (int8_t *)out->data); return ET_OK; }
+#endif
+    qconv_run(&ks->c, (const int8_t *)in->data, (int8_t *)out->data);
+    return ET_OK;
+  }
+  if (ctx->prepare) return ET_OK;
+  qconv_exec(&c, (const int8_t *)in->data, (int8_t *)out->data);
   return ET_OK;
 }
 
@@ -956,6 +1297,8 @@ ET_OP("cortex_m::quantized_conv2d_nhwc.out", k_cm_quantized_conv2d_nhwc_out) { r
 /* quantized_depthwise_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, int depth_multiplier, int input_offset, int output_offset, Tensor requantize_multipliers,
  *   Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) */
+ET_STATE("cortex_m::quantized_depthwise_conv2d.out", 704);
+ET_STATE("cortex_m::quantized_depthwise_conv2d_nhwc.out", 704);
 ET_OP("cortex_m::quantized_depthwise_conv2d.out", k_cm_quantized_depthwise_conv2d_out) {
   return qconv_op(ctx, args, nargs, true, false);
 }

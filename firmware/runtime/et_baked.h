@@ -13,6 +13,7 @@ typedef struct et_baked_method {
   uint32_t n_arenas;
   uint8_t *pool;
   uint32_t pool_size;
+  const uint16_t *op_state;      /* per operator: kernel state bytes, or NULL */
   et_method *state;              /* storage for the loaded method */
 } et_baked_method;
 

@@ -9,9 +9,20 @@ typedef struct et_kctx {
   const char *op_name;     /* for error messages; may be NULL in size-optimised builds */
   uint32_t instr_index;
   uint32_t err_detail;     /* kernel may put the failing arg index here */
+  uint32_t prepare;        /* 1: the load-time call (see ET_STATE): check, fill state, touch no data */
+  void *state;             /* this instruction's state block (ET_STATE), or NULL */
 } et_kctx;
 
 typedef et_status (*et_kernel_fn)(et_kctx *ctx, et_value *const *args, uint32_t nargs);
+
+/* Per-instruction state, for work a kernel can do once (argument checks, weight layouts) instead of
+ * in every inference. An operator that declares ET_STATE(opname, bytes) (a literal, scanned by bake
+ * like ET_OP) gets, for each of its calls, a zeroed block of that size from the method pool (bake
+ * sizes the pool for it) and one call at method load with ctx->prepare = 1: it checks its arguments
+ * and fills the block, and must neither read input data nor write outputs (inputs are not set yet).
+ * Execution calls then find the block in ctx->state. ctx->state is NULL when the caller has no state
+ * (host harnesses): kernels must work without it. */
+#define ET_STATE(opname, bytes) _Static_assert((bytes) > 0, opname)
 
 /* Registration marker, scanned by the bake step (tools/etdeploy/kernels.py) to map operator names
  * to functions and source files. Expands to a prototype so a typo in the name fails to compile. */

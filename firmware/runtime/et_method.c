@@ -41,6 +41,7 @@ static et_status load_tensor(et_method *m, et_pool *pool, const et_method_memory
     if (numel > 0xFFFFFFFFull) return ET_ERR_BAD_PROGRAM;
   }
   t->dim_order = 0;
+  t->constant = 0;
   if (dorder.len) {
     if (dorder.len != sizes.len) return ET_ERR_BAD_PROGRAM;
     uint32_t seen = 0;
@@ -78,6 +79,7 @@ static et_status load_tensor(et_method *m, et_pool *pool, const et_method_memory
     const void *c;
     if (et_program_constant(p, buf_idx, (size_t)nbytes, &c) != ET_OK) { m->err.value = vi; return ET_ERR_BAD_PROGRAM; }
     t->data = (void *)c;  /* constants stay in flash; kernels treat inputs as const */
+    t->constant = 1;
   }
   /* Kernels access elements with their natural alignment (Cortex-M VLDR/LDRD and Xtensa fault
    * otherwise): an arena offset or constant that breaks it is a bad program. */
@@ -215,7 +217,7 @@ static et_status load_chains(et_method *m, et_pool *pool) {
     for (uint32_t i = 0; i < ins.len; i++) {
       et_fb_table it, body;
       et_instr *in = &ch->instrs[i];
-      in->kind = 0; in->a = in->b = 0; in->nargs = 0; in->args = 0; in->fn = 0;
+      in->kind = 0; in->a = in->b = 0; in->nargs = 0; in->args = 0; in->fn = 0; in->state = 0;
       m->err.instr = i;
       if (!et_fb_vec_table(&ins, i, &it)) return ET_ERR_BAD_PROGRAM;
       uint32_t type = et_fb_u8(&it, ETFB_Instruction_instr_args_type, 0);
@@ -293,6 +295,24 @@ static et_status load_delegates(et_method *m, et_pool *pool) {
   return ET_OK;
 }
 
+/* Kernel state (ET_STATE): a zeroed block per call of an operator that has one, and the load-time
+ * call that fills it. That call's failures are left to execution, which reports them. */
+static et_status prepare_kernels(et_method *m, et_pool *pool, const uint16_t *op_state) {
+  for (uint32_t c = 0; c < m->n_chains; c++)
+    for (uint32_t i = 0; i < m->chains[c].n; i++) {
+      et_instr *in = &m->chains[c].instrs[i];
+      if (in->kind != ET_I_KERNEL || !op_state[in->a]) continue;
+      uint32_t n = op_state[in->a];
+      uint32_t *b = (uint32_t *)et_pool_alloc(pool, n);
+      if (!b) return oom(m, pool);
+      for (uint32_t k = 0; k < (n + 3u) / 4u; k++) b[k] = 0;
+      in->state = b;
+      et_kctx ctx = {0, i, 0, 1, b};
+      (void)in->fn(&ctx, in->args, in->nargs);
+    }
+  return ET_OK;
+}
+
 et_status et_method_load(et_method *m, et_program *p, uint32_t plan_index, const et_method_memory *mem,
                          const et_kernel_fn *ops, uint32_t n_ops) {
   m->prog = p; m->index = plan_index; m->ops = ops;
@@ -315,6 +335,7 @@ et_status et_method_load(et_method *m, et_program *p, uint32_t plan_index, const
   et_status st = load_values(m, mem->pool, mem);
   if (st == ET_OK) st = load_delegates(m, mem->pool);
   if (st == ET_OK) st = load_chains(m, mem->pool);
+  if (st == ET_OK && mem->op_state) st = prepare_kernels(m, mem->pool, mem->op_state);
   if (st != ET_OK) return st;
   for (uint32_t i = 0; i < m->inputs.len; i++)
     if ((uint32_t)et_fb_vec_i32(&m->inputs, i) >= m->n_values) return ET_ERR_BAD_PROGRAM;
@@ -385,7 +406,7 @@ et_status et_method_execute(et_method *m) {
 #endif
       switch (in->kind) {
         case ET_I_KERNEL: {
-          et_kctx ctx = {0, pc, 0};
+          et_kctx ctx = {0, pc, 0, 0, in->state};
           st = in->fn(&ctx, in->args, in->nargs);
           if (st != ET_OK) { m->err.op = in->a; m->err.detail = ctx.err_detail; }
           break;

@@ -51,6 +51,7 @@ typedef struct et_instr {
   uint32_t nargs;
   et_value **args;
   et_kernel_fn fn;
+  void *state;                /* kernel state block (ET_STATE), given and filled at load */
 } et_instr;
 
 typedef struct et_chain {
@@ -99,6 +100,7 @@ typedef struct et_method_memory {
   uint8_t *const *arenas;     /* indexed by mem_id; [0] unused */
   const uint32_t *arena_sizes;
   uint32_t n_arenas;
+  const uint16_t *op_state;   /* per operator: bytes of kernel state (ET_STATE), or NULL: none */
 } et_method_memory;
 
 et_status et_method_load(et_method *m, et_program *p, uint32_t plan_index, const et_method_memory *mem,

@@ -46,7 +46,7 @@ typedef struct et_tensor {
   uint8_t dtype;           /* et_dtype */
   uint8_t ndim;
   uint8_t dynamic;         /* 0 static, 1 dynamic bound, 2 dynamic unbound */
-  uint8_t _pad;
+  uint8_t constant;        /* 1: data is the program's constant storage (never written by a valid program) */
 } et_tensor;
 
 typedef enum {

@@ -12,7 +12,7 @@
 #include "et_bundled.h"
 #include "et_schema.gen.h"
 
-typedef struct { const char *name; et_kernel_fn fn; } op_entry;
+typedef struct { const char *name; et_kernel_fn fn; uint16_t state; } op_entry;
 extern const op_entry et_all_ops[];
 extern const uint32_t et_all_ops_n;
 
@@ -22,12 +22,12 @@ extern const uint32_t et_all_ops_n;
 static uint8_t pool_mem[POOL_BYTES] __attribute__((aligned(16)));
 static uint8_t arena_mem[ARENA_BYTES] __attribute__((aligned(16)));
 
-static et_kernel_fn lookup(const char *n, uint32_t nl, const char *ov, uint32_t ol) {
+static const op_entry *lookup(const char *n, uint32_t nl, const char *ov, uint32_t ol) {
   char full[256];
   if (nl + ol + 2 > sizeof(full)) return 0;
   memcpy(full, n, nl); full[nl] = '.';
   memcpy(full + nl + 1, ov, ol); full[nl + 1 + ol] = 0;
-  for (uint32_t i = 0; i < et_all_ops_n; i++) if (!strcmp(et_all_ops[i].name, full)) return et_all_ops[i].fn;
+  for (uint32_t i = 0; i < et_all_ops_n; i++) if (!strcmp(et_all_ops[i].name, full)) return &et_all_ops[i];
   return 0;
 }
 
@@ -73,6 +73,7 @@ static et_status run_one(const uint8_t *data, size_t size) {
     }
     et_fb_vec opv = et_fb_vector(&plan, ETFB_ExecutionPlan_operators, 4);
     static et_kernel_fn ops[MAX_OPS];
+    static uint16_t op_state[MAX_OPS];  /* kernel state and the load-time calls, as on a board */
     if (opv.len > MAX_OPS) return ET_ERR_UNSUPPORTED;
     for (uint32_t i = 0; i < opv.len; i++) {
       et_fb_table o;
@@ -80,12 +81,14 @@ static et_status run_one(const uint8_t *data, size_t size) {
       uint32_t nl = 0, ol = 0;
       const char *nm = et_fb_string(&o, ETFB_Operator_name, &nl);
       const char *ov = et_fb_string(&o, ETFB_Operator_overload, &ol);
-      ops[i] = nm ? lookup(nm, nl, ov ? ov : "default", ov ? ol : 7) : 0;
+      const op_entry *e = nm ? lookup(nm, nl, ov ? ov : "default", ov ? ol : 7) : 0;
+      ops[i] = e ? e->fn : 0;
+      op_state[i] = e ? e->state : 0;
     }
     if (prog.fb.err) return ET_ERR_BAD_PROGRAM;
     et_pool pool;
     et_pool_init(&pool, pool_mem, POOL_BYTES);
-    et_method_memory mem = {&pool, arenas, arena_sizes, na};
+    et_method_memory mem = {&pool, arenas, arena_sizes, na, op_state};
     st = et_method_load(&m, &prog, mi, &mem, ops, opv.len);
     if (st != ET_OK) return st;
     if (bundled) {

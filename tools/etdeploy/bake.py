@@ -39,7 +39,7 @@ def struct_sizes(ptr: int) -> dict:
     """sizeof() of the runtime structs on a target with ptr-byte pointers (see et_runtime.h)."""
     return {"et_value": 16, "et_tensor": 3 * ptr + 8, "et_string": 2 * ptr if ptr == 8 else 8,
             "et_list": 2 * ptr if ptr == 8 else 8, "et_chain": 2 * ptr if ptr == 8 else 8,
-            "et_instr": 16 + 2 * ptr, "et_delegate": 2 * ptr}
+            "et_instr": 16 + 3 * ptr, "et_delegate": 2 * ptr}
 
 
 def _a8(n: int) -> int:
@@ -56,7 +56,7 @@ def pool_bytes(counts, ptr: int) -> int:
     total += _a8(counts.chains * s["et_chain"]) if counts.chains else 0
     total += sum(c * _a8(n * s["et_instr"]) for n, c in counts.instr_arrays.items())
     total += _a8(counts.delegates * s["et_delegate"]) if counts.delegates else 0
-    return total
+    return total + counts.kernel_state
 
 
 def pool_expr(counts) -> str:
@@ -80,6 +80,8 @@ def pool_expr(counts) -> str:
     t += [f"{c}u*ET_A({n}u*sizeof(et_instr))" for n, c in sorted(counts.instr_arrays.items())]
     if counts.delegates:
         t.append(f"ET_A({counts.delegates}u*sizeof(et_delegate))")
+    if counts.kernel_state:
+        t.append(f"{counts.kernel_state}u")
     return "(" + " + ".join(t or ["8u"]) + ")"
 
 
@@ -94,6 +96,14 @@ def _check_ops(progs: list[ProgramInfo]) -> dict[str, kernels.Kernel]:
     if missing:
         raise MissingOperators(sorted(missing), where=missing)
     return cat
+
+
+def _count_kernel_state(progs: list[ProgramInfo], cat: dict[str, kernels.Kernel]) -> None:
+    """Each call of an operator with ET_STATE takes its block from the method pool at load."""
+    for p in progs:
+        for m in p.methods:
+            m.counts.kernel_state = sum(_a8(cat[m.operators[oi]].state) for oi, _ in m.kernel_calls
+                                        if 0 <= oi < len(m.operators) and cat[m.operators[oi]].state)
 
 
 def _check_delegates(progs: list[ProgramInfo], opts: dict) -> set[str]:
@@ -196,6 +206,9 @@ def render_model(progs: list[ProgramInfo], cat: dict, blob_paths: list[Path], op
             tag = f"{i}_{j}"
             ops = ", ".join(cat[op].symbol for op in m.operators) or "0"
             out.append(f"static const et_kernel_fn et_ops_{tag}[] = {{{ops}}};")
+            if any(cat[op].state for op in m.operators):   # ET_STATE sizes, by op index
+                out.append(f"static const uint16_t et_op_state_{tag}[] = "
+                           f"{{{', '.join(f'{cat[op].state}u' for op in m.operators)}}};")
             arena_ptrs, arena_sizes = [], []
             for mid, sz in enumerate(m.arenas):
                 if mid == 0 or sz == 0:
@@ -217,6 +230,7 @@ def render_model(progs: list[ProgramInfo], cat: dict, blob_paths: list[Path], op
             tag = f"{i}_{j}"
             out.append(f"  {{{_c_str(m.name)}, et_ops_{tag}, {len(m.operators)}u, et_arenas_{tag}, "
                        f"et_arena_sizes_{tag}, {len(m.arenas)}u, et_pool_{tag}, sizeof(et_pool_{tag}), "
+                       f"{f'et_op_state_{tag}' if any(cat[op].state for op in m.operators) else '0'}, "
                        f"&et_method_state_{tag}}},")
         out.append("};")
     out.append("")
@@ -263,6 +277,7 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
             raise BakeError(f"program file not found: {p}")
         progs.append(read_program(p))
     cat = _check_ops(progs)
+    _count_kernel_state(progs, cat)
     backends = _check_delegates(progs, opts)
     ptr = _ptr_bytes(board)
     fit = _check_fit(progs, board, opts, ptr)

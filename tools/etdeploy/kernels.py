@@ -10,6 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_DIR = ROOT / "firmware" / "kernels"
 _MARK = re.compile(r'ET_OP\(\s*"([^"]+)"\s*,\s*(\w+)\s*\)')
+_STATE = re.compile(r'ET_STATE\(\s*"([^"]+)"\s*,\s*(\d+)\s*\)')
 # Always compiled with any kernel: shared helpers and math.
 SUPPORT = ("kernel_util.c", "etmath.c")
 
@@ -19,14 +20,17 @@ class Kernel:
     op: str          # "aten::add.out"
     symbol: str
     source: Path
+    state: int = 0   # bytes of per-call state (ET_STATE): bake adds them to the method pool
 
 
 @lru_cache(maxsize=None)
 def _scan(stamp: tuple) -> dict[str, Kernel]:
     table: dict[str, Kernel] = {}
     for path in sorted(KERNEL_DIR.glob("*.c")):
-        for op, sym in _MARK.findall(path.read_text(errors="replace")):
-            table.setdefault(op, Kernel(op, sym, path))
+        text = path.read_text(errors="replace")
+        states = {op: int(n) for op, n in _STATE.findall(text)}
+        for op, sym in _MARK.findall(text):
+            table.setdefault(op, Kernel(op, sym, path, states.get(op, 0)))
     return table
 
 
@@ -46,10 +50,10 @@ def all_ops_c() -> str:
     """C table of every kernel by name, for host harnesses that resolve operators at run time
     (the firmware itself uses bake's index table)."""
     cat = catalogue()
-    lines = ['#include "et_kernel.h"', "typedef struct { const char *name; et_kernel_fn fn; } op_entry;"]
+    lines = ['#include "et_kernel.h"', "typedef struct { const char *name; et_kernel_fn fn; uint16_t state; } op_entry;"]
     lines += [f"et_status {k.symbol}(et_kctx *, et_value *const *, uint32_t);" for k in cat.values()]
     lines.append("const op_entry et_all_ops[] = {")
-    lines += [f'  {{"{k.op}", {k.symbol}}},' for k in cat.values()]
-    lines.append("  {0, 0}};")
+    lines += [f'  {{"{k.op}", {k.symbol}, {k.state}u}},' for k in cat.values()]
+    lines.append("  {0, 0, 0}};")
     lines.append(f"const uint32_t et_all_ops_n = {len(cat)}u;")
     return "\n".join(lines) + "\n"

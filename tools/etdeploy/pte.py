@@ -62,6 +62,7 @@ class PoolCounts:
     chains: int = 0
     instr_arrays: dict = field(default_factory=dict) # n -> count of ET_A(n*sizeof(et_instr))
     delegates: int = 0
+    kernel_state: int = 0        # bytes of et_kernel_state blocks (bake fills it from ET_STATE)
 
 
 @dataclass
