@@ -81,14 +81,15 @@ def test_pool_formula_counts_every_allocation():
 
 
 def test_kernel_state_is_in_the_pool_and_the_op_table(tmp_path):
-    """ET_STATE operators (the cortex_m depthwise) get a block per call: counted in the pool, sized per op."""
+    """ET_STATE operators (cortex_m depthwise and linear) get a block per call: counted in the pool, sized per op."""
     cat = kernels.catalogue()
     dw = cat["cortex_m::quantized_depthwise_conv2d.out"]
     assert dw.state > 0 and cat["aten::addmm.out"].state == 0
     res = bake.bake([MODELS / "cnn_cortex_m.pte"], board(), tmp_path)
     m = res.programs[0].method("forward")
-    calls = sum(1 for oi, _ in m.kernel_calls if cat[m.operators[oi]].state)
-    assert calls == 1 and m.counts.kernel_state == (dw.state + 7) // 8 * 8
+    ops = [m.operators[oi] for oi, _ in m.kernel_calls if cat[m.operators[oi]].state]
+    assert sorted(ops) == ["cortex_m::quantized_depthwise_conv2d.out", "cortex_m::quantized_linear.out"]
+    assert m.counts.kernel_state == sum((cat[op].state + 7) // 8 * 8 for op in ops)
     src = "\n".join(p.read_text() for p in res.generated if p.suffix == ".c")
     assert f"{m.counts.kernel_state}u" in src and "et_op_state_0_0" in src
     plain = bake.bake([MODELS / "mlp.pte"], board(), tmp_path / "mlp")

@@ -102,8 +102,8 @@ def _count_kernel_state(progs: list[ProgramInfo], cat: dict[str, kernels.Kernel]
     """Each call of an operator with ET_STATE takes its block from the method pool at load."""
     for p in progs:
         for m in p.methods:
-            m.counts.kernel_state = sum(_a8(cat[m.operators[oi]].state) for oi, _ in m.kernel_calls
-                                        if 0 <= oi < len(m.operators) and cat[m.operators[oi]].state)
+            state = [getattr(cat.get(op), "state", 0) for op in m.operators]
+            m.counts.kernel_state = sum(_a8(state[oi]) for oi, _ in m.kernel_calls if 0 <= oi < len(state))
 
 
 def _check_delegates(progs: list[ProgramInfo], opts: dict) -> set[str]:
