@@ -943,20 +943,18 @@ CM_HOT static void qdw_plane_exec(const qconv *c, qdw_plan *p, const int8_t *x, 
         const int8_t *xc = x + n * xsn + ic * xsc;
         if (xsw == 1 && cols > 0 && nch == 1 && c->sh == 1 && c->dh == 1) {
           qdw_interleave_direct(ib, (uintptr_t)xc - (uintptr_t)pw, top, bot, OH, (uintptr_t)xsh, vpad, p->pch[0]);
-          built = ic;
-          goto channels;
-        }
-        if (xsw == 1 && cols > 0) {  /* data rows whole */
-          qdw_plane_rows(plane, (uintptr_t)xc - (uintptr_t)pw, top, bot, Hn, (uintptr_t)xsh, nch, vpad, p->pch);
         } else {
-          for (int32_t i = 0; i < Hn * Wp; i += 16) vst1q_s8(plane + i, vpad);
-          for (int32_t r = top; r < bot; r++)
-            for (int32_t j = 0; j < cols; j++) plane[r * Wp + pw + j] = xc[(r - ph) * xsh + j * xsw];
+          if (xsw == 1 && cols > 0) {  /* data rows whole */
+            qdw_plane_rows(plane, (uintptr_t)xc - (uintptr_t)pw, top, bot, Hn, (uintptr_t)xsh, nch, vpad, p->pch);
+          } else {
+            for (int32_t i = 0; i < Hn * Wp; i += 16) vst1q_s8(plane + i, vpad);
+            for (int32_t r = top; r < bot; r++)
+              for (int32_t j = 0; j < cols; j++) plane[r * Wp + pw + j] = xc[(r - ph) * xsh + j * xsw];
+          }
+          qdw_interleave(ib, plane, OH, c->sh * Wp, nch, p->r1, p->r2, p->r3);
         }
-        qdw_interleave(ib, plane, OH, c->sh * Wp, nch, p->r1, p->r2, p->r3);
         built = ic;
       }
-    channels:;
       int8_t *yg = y + n * c->y.sn + oc0;
       int8x16_t w[4];
       if (!p->quads) {
