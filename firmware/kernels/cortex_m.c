@@ -656,6 +656,15 @@ _Static_assert(offsetof(qdw_quads_blk, mq) == 16 && offsetof(qdw_quads_blk, grou
                "qdw4_quads offsets");
 #ifdef __OPTIMIZE__  /* the loop needs r7, the frame pointer at -O0 */
 #define QDW_QUADS 1
+/* one pixel of the block: its window (address operand `win`), four sums onto the constants, pushed to scratch */
+#define QDW_PIXEL(win)                                                                                  \
+  "ldmdb %[blk], {r0, r2, r4, r6}\n\t"                                                                   \
+  "vldrb.u8 q3, " win "\n\t"                                                                             \
+  "vmladava.s8 r0, q3, q0\n\t"                                                                           \
+  "vmladava.s8 r2, q3, q1\n\t"                                                                           \
+  "vmladava.s8 r4, q3, q5\n\t"                                                                           \
+  "vmladava.s8 r6, q3, q6\n\t"                                                                           \
+  "stmdb r12!, {r0, r2, r4, r6}\n\t"
 __attribute__((noinline)) static void qdw4_quads(const int8_t *xb, const int8_t *xb2, int32_t *blk, int32_t oo) {
   __asm__ volatile(
       "vldrw.u32 q0, [%[blk], #144]\n\t"
@@ -668,34 +677,10 @@ __attribute__((noinline)) static void qdw4_quads(const int8_t *xb, const int8_t 
       "2:\n\t"
       "vldrw.u32 q5, [%[blk], #32]\n\t"
       "vldrw.u32 q6, [%[blk], #48]\n\t"
-      "ldmdb %[blk], {r0, r2, r4, r6}\n\t"
-      "vldrb.u8 q3, [%[xb2], #4]\n\t"
-      "vmladava.s8 r0, q3, q0\n\t"
-      "vmladava.s8 r2, q3, q1\n\t"
-      "vmladava.s8 r4, q3, q5\n\t"
-      "vmladava.s8 r6, q3, q6\n\t"
-      "stmdb r12!, {r0, r2, r4, r6}\n\t"
-      "ldmdb %[blk], {r0, r2, r4, r6}\n\t"
-      "vldrb.u8 q3, [%[xb2]], #8\n\t"
-      "vmladava.s8 r0, q3, q0\n\t"
-      "vmladava.s8 r2, q3, q1\n\t"
-      "vmladava.s8 r4, q3, q5\n\t"
-      "vmladava.s8 r6, q3, q6\n\t"
-      "stmdb r12!, {r0, r2, r4, r6}\n\t"
-      "ldmdb %[blk], {r0, r2, r4, r6}\n\t"
-      "vldrb.u8 q3, [%[xb], #4]\n\t"
-      "vmladava.s8 r0, q3, q0\n\t"
-      "vmladava.s8 r2, q3, q1\n\t"
-      "vmladava.s8 r4, q3, q5\n\t"
-      "vmladava.s8 r6, q3, q6\n\t"
-      "stmdb r12!, {r0, r2, r4, r6}\n\t"
-      "ldmdb %[blk], {r0, r2, r4, r6}\n\t"
-      "vldrb.u8 q3, [%[xb]], #8\n\t"
-      "vmladava.s8 r0, q3, q0\n\t"
-      "vmladava.s8 r2, q3, q1\n\t"
-      "vmladava.s8 r4, q3, q5\n\t"
-      "vmladava.s8 r6, q3, q6\n\t"
-      "stmdb r12!, {r0, r2, r4, r6}\n\t"
+      QDW_PIXEL("[%[xb2], #4]")
+      QDW_PIXEL("[%[xb2]], #8")
+      QDW_PIXEL("[%[xb], #4]")
+      QDW_PIXEL("[%[xb]], #8")
       "vld40.32 {q4, q5, q6, q7}, [r12]\n\t"
       "vld41.32 {q4, q5, q6, q7}, [r12]\n\t"
       "vld42.32 {q4, q5, q6, q7}, [r12]\n\t"
@@ -736,6 +721,7 @@ __attribute__((noinline)) static void qdw4_quads(const int8_t *xb, const int8_t 
       : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r12", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6",
         "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
 }
+#undef QDW_PIXEL
 #else
 #define QDW_QUADS 0
 static void qdw4_quads(const int8_t *xb, const int8_t *xb2, int32_t *blk, int32_t oo) {}
@@ -765,6 +751,15 @@ __attribute__((noinline)) static void qdw_plane_rows(int8_t *dst, uintptr_t src,
  * oh interleaves plane rows oh..oh+3, kept in q4-q7 and moved down one row per output row, each plane
  * row made once from the input (top, bot, src as in qdw_plane_rows; rows past KH meet zero weights).
  * Per output row: the vst4, three moves and the next row (pad, or a masked load merged with the pad). */
+/* one output row (vst4 of q4-q7, ib += 64) and the rows moved down; q7 is then filled by the caller */
+#define QDW_ROW_OUT                                                                                     \
+  "vst40.8 {q4, q5, q6, q7}, [%[ib]]\n\t"                                                               \
+  "vst41.8 {q4, q5, q6, q7}, [%[ib]]\n\t"                                                               \
+  "vst42.8 {q4, q5, q6, q7}, [%[ib]]\n\t"                                                               \
+  "vst43.8 {q4, q5, q6, q7}, [%[ib]]!\n\t"                                                              \
+  "vmov q4, q5\n\t"                                                                                      \
+  "vmov q5, q6\n\t"                                                                                      \
+  "vmov q6, q7\n\t"
 __attribute__((noinline)) static void qdw_interleave_direct(int8_t *ib, uintptr_t src, int32_t top, int32_t bot,
                                                             int32_t rows, uintptr_t xsh, int8x16_t vpad,
                                                             mve_pred16_t p) {
@@ -786,25 +781,13 @@ __attribute__((noinline)) static void qdw_interleave_direct(int8_t *ib, uintptr_
       "vmsr p0, %[p]\n\t"
       "wls lr, %[n1], 2f\n"
       "1:\n\t"
-      "vst40.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
-      "vst41.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
-      "vst42.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
-      "vst43.8 {q4, q5, q6, q7}, [%[ib]]!\n\t"
-      "vmov q4, q5\n\t"
-      "vmov q5, q6\n\t"
-      "vmov q6, q7\n\t"
+      QDW_ROW_OUT
       "vmov q7, %q[pad]\n\t"
       "le lr, 1b\n"
       "2:\n\t"
       "wls lr, %[n2], 4f\n"
       "3:\n\t"
-      "vst40.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
-      "vst41.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
-      "vst42.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
-      "vst43.8 {q4, q5, q6, q7}, [%[ib]]!\n\t"
-      "vmov q4, q5\n\t"
-      "vmov q5, q6\n\t"
-      "vmov q6, q7\n\t"
+      QDW_ROW_OUT
       "vpst\n\t"
       "vldrbt.u8 q7, [%[src]]\n\t"
       "vpsel q7, q7, %q[pad]\n\t"
@@ -813,13 +796,7 @@ __attribute__((noinline)) static void qdw_interleave_direct(int8_t *ib, uintptr_
       "4:\n\t"
       "wls lr, %[n3], 6f\n"
       "5:\n\t"
-      "vst40.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
-      "vst41.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
-      "vst42.8 {q4, q5, q6, q7}, [%[ib]]\n\t"
-      "vst43.8 {q4, q5, q6, q7}, [%[ib]]!\n\t"
-      "vmov q4, q5\n\t"
-      "vmov q5, q6\n\t"
-      "vmov q6, q7\n\t"
+      QDW_ROW_OUT
       "vmov q7, %q[pad]\n\t"
       "le lr, 5b\n"
       "6:"
@@ -828,6 +805,7 @@ __attribute__((noinline)) static void qdw_interleave_direct(int8_t *ib, uintptr_
         [pad] "w"(vpad)
       : "lr", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
 }
+#undef QDW_ROW_OUT
 /* Row-interleaves the plane (rows of nch 16-byte chunks): byte 4*col + k of output row oh is plane
  * row oh*sh + k*dh (pr steps `step` per output row, r1..r3 reach rows k = 1..3). */
 __attribute__((noinline)) static void qdw_interleave(int8_t *ib, const int8_t *pr, int32_t rows, ptrdiff_t step,
