@@ -1,8 +1,10 @@
 """Build and run a program on a board the way a user does: `scons board=<b> pte=<file> run=1`.
-Test builds go under .cache/boardtests (not the user's build/)."""
+Test builds go under .cache/boardtests (not the user's build/), one tree per pytest-xdist worker so
+that two workers never build the same board in the same directory."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / ".cache" / "boardtests"
+BUILD = ROOT / ".cache" / "boardtests" / os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
 def scons(board: str, *opts: str, timeout: float = 600) -> subprocess.CompletedProcess:

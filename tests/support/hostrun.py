@@ -7,6 +7,8 @@ runner and link, return its outputs.
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -49,29 +51,51 @@ def build(pte: Path, opts: dict | None = None, sanitize: bool = True) -> tuple[P
     opts = dict(opts or {})
     pte = Path(pte)
     key = _digest(pte.resolve(), sorted(opts.items()), sanitize)
-    out = CACHE / "gen" / key
+    # one generated tree per pytest-xdist worker: two workers may bake the same program at once
+    out = CACHE / "gen" / os.environ.get("PYTEST_XDIST_WORKER", "main") / key
     res = bake.bake([pte], HostBoard(), out, opts)
-    flags = CFLAGS + (SANITIZE if sanitize else []) + [f"-I{d}" for d in res.include_dirs] + \
-        [f"-D{k}={v}" for k, v in sorted(res.defines.items())]
+    # The runtime, kernel and board sources see only the bake tree's headers (the schema headers, the
+    # same for every program): compiled against a copy of them kept by content, their objects serve
+    # every program with the same options, and a program compiles just its own et_model.gen.c.
+    shared = _shared_headers(out)
+    defines = [f"-D{k}={v}" for k, v in sorted(res.defines.items())]
+    base = CFLAGS + (SANITIZE if sanitize else [])
+    own = base + [f"-I{d}" for d in res.include_dirs] + defines
+    common = base + [f"-I{shared if d == out else d}" for d in res.include_dirs] + defines
     bsp = sorted((ROOT / "firmware" / "boards" / "linux").glob("*.c"))
     if not bsp:
         raise RuntimeError("firmware/boards/linux has no board support yet")
     hdr = _headers_digest()
     objs = []
     for src in res.sources + bsp + [g for g in res.generated if g.suffix == ".c"]:
-        gen = src.suffix == ".c" and out in src.parents
-        k = _digest(src.read_bytes(), flags, hdr, (out / "et_schema.gen.h").read_bytes(),
-                    *( [b.read_bytes() for b in res.depends] if gen else []))
+        gen = out in src.parents
+        flags = own if gen else common
+        k = _digest(src.read_bytes(), flags, hdr, *([b.read_bytes() for b in res.depends] if gen else []))
         obj = CACHE / "obj" / f"{src.stem}-{k}.o"
         if not obj.exists():
             obj.parent.mkdir(parents=True, exist_ok=True)
-            tmp = obj.with_suffix(".tmp.o")
+            tmp = obj.with_suffix(f".{os.getpid()}.tmp.o")   # workers may compile the same object
             _cc(["gcc", *flags, "-c", str(src), "-o", str(tmp)])
             tmp.rename(obj)
         objs.append(obj)
     exe = out / "firmware"
     _cc(["gcc", *(SANITIZE if sanitize else []), *map(str, objs), "-lm", "-o", str(exe)])
     return exe, res.programs
+
+
+def _shared_headers(out: Path) -> Path:
+    headers = sorted(out.glob("*.h"))
+    d = CACHE / "inc" / _digest(*[part for h in headers for part in (h.name, h.read_bytes())])
+    if not d.exists():
+        tmp = d.with_name(f"{d.name}.{os.getpid()}.tmp")
+        tmp.mkdir(parents=True, exist_ok=True)
+        for h in headers:
+            shutil.copyfile(h, tmp / h.name)
+        try:
+            tmp.rename(d)
+        except OSError:          # another worker put the same headers there first
+            shutil.rmtree(tmp)
+    return d
 
 
 def _cc(argv: list[str]) -> None:
