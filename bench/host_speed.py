@@ -113,11 +113,11 @@ class Upstream:
 def ours_op_shares(model: str) -> list[tuple[str, float]]:
     """(operator, share of the method's time) from one profiled run of ours on the host (etdump=1, -O2).
     One cold inference: shows where the time goes, not a timing to compare."""
-    from etdeploy import config, profile_view, runners
+    from etdeploy import config, profile_view, session
     from common import scons
     bdir = WORK / "hostprof" / model
     scons(["-j2", "board=host", f"pte={MODELS / (model + '.pte')}", "etdump=1", "opt=2"], bdir)
-    runners.run(config.load_board("host"), bdir / "host" / "firmware.elf", bdir / "host" / "run", timeout=60,
+    session.run(config.load_board("host"), bdir / "host" / "firmware.elf", bdir / "host" / "run", timeout=60,
                 log=lambda m: None)
     stats, total, _ = profile_view.stats(profile_view.read(bdir / "host" / "run" / "etdump.etdp"))
     total = total or sum(s.total for s in stats) or 1

@@ -28,10 +28,10 @@ BOARD = "corstone300"
 
 def ours(model: str) -> tuple[int, int, int]:
     """(wire bytes of EVENT frames, operator events, frames) for one inference on the board."""
-    from etdeploy import config, link, runners
+    from etdeploy import config, link, session
     bdir = WORK / "link" / model
     scons(["-j2", f"board={BOARD}", f"pte={MODELS / (model + '.pte')}", "etdump=1"], bdir)
-    res = runners.run(config.load_board(BOARD), bdir / BOARD / "firmware.elf", bdir / BOARD / "run", timeout=120,
+    res = session.run(config.load_board(BOARD), bdir / BOARD / "firmware.elf", bdir / BOARD / "run", timeout=120,
                       log=lambda m: None)
     if res.status != "pass":
         raise RuntimeError(f"{model}: {res.status} {res.reason}")

@@ -44,14 +44,14 @@ def _icount_everywhere():
 
 def build_and_run(model: str, boards: list[str], etdump: bool) -> dict[str, Path]:
     """Builds model.pte for the boards (private build dir), runs each with icount; {board: run_dir}."""
-    from etdeploy import config, runners
+    from etdeploy import config, session
     bdir = WORK / "mcu" / f"{model}{'-prof' if etdump else ''}"
     scons(["-j2", f"board={','.join(boards)}", f"pte={MODELS / (model + '.pte')}", "opt=2",
            f"etdump={1 if etdump else 0}"], bdir)
     out = {}
     for b in boards:
         run_dir = bdir / b / "run"
-        res = runners.run(config.load_board(b), bdir / b / "firmware.elf", run_dir, timeout=300, icount=True,
+        res = session.run(config.load_board(b), bdir / b / "firmware.elf", run_dir, timeout=300, icount=True,
                           log=lambda m: None)
         if res.status != "pass":
             raise RuntimeError(f"{model} on {b}: {res.status} {res.reason}")

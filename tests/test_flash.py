@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import need_tool
-from etdeploy import config, flash, runners
+from etdeploy import config, flash, session
 from etdeploy.errors import EtdeployError
 
 pytestmark = pytest.mark.unit
@@ -60,4 +60,4 @@ def test_adb_run_without_a_device_never_passes(adb, tmp_path):
     elf = tmp_path / "firmware.elf"
     elf.write_bytes(b"\x7fELF")
     with pytest.raises(EtdeployError):
-        runners.run(config.load_board("android-arm64"), elf, tmp_path / "run", runner="adb", log=lambda m: None)
+        session.run(config.load_board("android-arm64"), elf, tmp_path / "run", runner="adb", log=lambda m: None)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from etdeploy import bake, config, errors, runners
+from etdeploy import bake, config, errors, session
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "reliability"
@@ -97,7 +97,7 @@ def bad_images():
 def test_hang_is_a_timeout_with_exit_code_11(bad_images, tmp_path):
     board = config.load_board(BOARD)
     with pytest.raises(errors.RunTimeout) as e:
-        runners.run(board, bad_images["hang"], tmp_path / "lib", timeout=3, log=lambda m: None)
+        session.run(board, bad_images["hang"], tmp_path / "lib", timeout=3, log=lambda m: None)
     assert e.value.result.status == "error" and "timeout" in e.value.result.reason
     doc = json.loads((tmp_path / "lib" / "result.json").read_text())
     assert doc["status"] == "error" and "timeout" in doc["reason"]
@@ -110,7 +110,7 @@ def test_hang_is_a_timeout_with_exit_code_11(bad_images, tmp_path):
 def test_crash_is_a_fault_report_naming_the_function(bad_images, tmp_path):
     board = config.load_board(BOARD)
     with pytest.raises(errors.RunFault) as e:
-        runners.run(board, bad_images["crash"], tmp_path / "lib", timeout=20, log=lambda m: None)
+        session.run(board, bad_images["crash"], tmp_path / "lib", timeout=20, log=lambda m: None)
     assert "et_test_crash_here" in str(e.value), str(e.value)
     doc = json.loads((tmp_path / "lib" / "result.json").read_text())
     assert doc["status"] == "error" and doc["fault"] and "et_test_crash_here" in doc["reason"]
@@ -126,7 +126,7 @@ def test_emulator_missing_or_failing_to_start_is_never_a_pass(bad_images, tmp_pa
     board = config.load_board(BOARD)
     board = dataclasses.replace(board, emulator=dataclasses.replace(board.emulator, binary=binary))
     with pytest.raises(cls) as e:
-        runners.run(board, bad_images["crash"], tmp_path, timeout=10, log=lambda m: None)
+        session.run(board, bad_images["crash"], tmp_path, timeout=10, log=lambda m: None)
     msg = str(e.value)
     assert binary in msg or "exited" in msg or "not installed" in msg, msg
     doc = tmp_path / "result.json"
@@ -191,7 +191,7 @@ def test_pool_one_byte_too_small_fails_at_load_with_out_of_memory(fixture, monke
     exe, progs = hostrun.build(MODELS / fixture, {"reliability_test": "pool-minus-one"})
     assert "- 1u)" in (exe.parent / "et_model.gen.c").read_text()
     with pytest.raises(errors.RunOutOfMemory) as e:
-        runners.run(hostrun.HostBoard(), exe, tmp_path, timeout=60, programs=progs, log=lambda m: None)
+        session.run(hostrun.HostBoard(), exe, tmp_path, timeout=60, programs=progs, log=lambda m: None)
     res = e.value.result
     assert "out of memory" in res.reason and "method pool" in res.reason, res.reason
     err = res.errors[0]

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etdeploy import config, errors, faultproxy, link, runners
+from conftest import need_tool
+from etdeploy import config, errors, faultproxy, link, session
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / ".cache" / "reliability" / "link"
@@ -22,8 +23,7 @@ def _key(o):
 
 @pytest.fixture(scope="module")
 def image():
-    if not runners.process.shutil.which("qemu-system-arm"):
-        pytest.skip("qemu-system-arm not installed")
+    need_tool("qemu-system-arm", "qemu-system-arm")
     p = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"board={BOARD}", f"build_dir={BUILD}",
                         f"pte={ROOT / 'tests' / 'models' / 'cnn.bpte'}", "etdump=1"],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -63,7 +63,7 @@ def test_decoder_never_yields_a_damaged_frame():
 @pytest.mark.emu
 def test_faulty_link_results_exact_losses_counted_status_says_so(image, tmp_path):
     board, elf = image
-    clean = runners.run(board, elf, tmp_path / "clean", timeout=60, log=lambda m: None, icount=True)
+    clean = session.run(board, elf, tmp_path / "clean", timeout=60, log=lambda m: None, icount=True)
     assert clean.status == "pass" and clean.link.bad_frames == 0
     assert (tmp_path / "clean" / "etdump.etdp").exists()
     want = {_key(o): o.value for o in clean.outputs}
@@ -72,7 +72,7 @@ def test_faulty_link_results_exact_losses_counted_status_says_so(image, tmp_path
         run_dir = tmp_path / f"seed{seed}"
         with faultproxy.installed(rate=1e-3, seed=seed) as proxies:
             try:
-                res = runners.run(board, elf, run_dir, timeout=60, runner="qemu-system+faults",
+                res = session.run(board, elf, run_dir, timeout=60, runner="qemu-system+faults",
                                   log=lambda m: None, icount=True)
             except errors.RunError as e:
                 res = e.result

@@ -1,5 +1,5 @@
 """SCons tool `bake`: turns pte= (or model=) into generated C + the runtime/kernel sources via
-etdeploy.bake.bake (see CONTRACT.md), or, with no program, the minimal image
+etdeploy.bake.bake, or, with no program, the minimal image
 (firmware/boards/minimal_main.c). Bake runs while SCons reads the build; it rewrites its outputs
 only when they change, so unchanged programs rebuild nothing."""
 from pathlib import Path
@@ -51,10 +51,7 @@ def bake_program(env):
         fail(e)
     if not ptes:
         return [plan.minimal_main], {}, [], [], None
-    try:
-        from etdeploy import bake as et_bake
-    except ImportError as e:   # the bake step is the lead's module; guard until it exists
-        fail(errors.BakeError(f"pte= needs etdeploy.bake, which is not importable here ({e})"))
+    from etdeploy import bake as et_bake
     opts = {k: env.get(k) for k in ("arena_region", "etdump", "atol", "rtol", "inputs", "ethosu_driver", "run", "runner")
             if env.get(k) not in (None, "")}
     out = Path(env["ETD_OUT"].abspath) / "gen"

@@ -1,16 +1,52 @@
 """Typed errors of the etdeploy library. Only the CLI (and the SCons tools) turn them into exit
-codes and messages; every message says what went wrong and what to do."""
+codes and messages; every message says what went wrong and what to do.
+
+EXIT_CODES is the one table of exit codes: each class takes its code from it by name (a class not
+in the table inherits its base's), and `etdeploy run --help` and the README list it."""
 from __future__ import annotations
+
+EXIT_CODES = {
+    "EtdeployError": (1, "any other etdeploy error"),
+    "ConfigError": (2, "bad option, board or toolchain file"),
+    "ToolchainMissing": (3, "toolchain missing"),
+    "BakeError": (4, "program refused at bake (operators, delegates, memory fit)"),
+    "BuildError": (5, "build failed"),
+    "ProcError": (6, "a tool etdeploy ran failed"),
+    "ProcTimeout": (7, "a tool etdeploy ran timed out"),
+    "ExportError": (8, "export failed"),
+    "OracleError": (9, "the reference runtime could not run a program"),
+    "RunError": (10, "run error"),
+    "RunTimeout": (11, "timeout"),
+    "RunFault": (12, "fault"),
+    "RunOutOfMemory": (13, "out of memory"),
+    "RunMissingOperator": (14, "missing operator"),
+    "RunBadProgram": (15, "bad program"),
+    "LinkError": (16, "link errors (frames lost or corrupted)"),
+    "RunMismatch": (17, "outputs differ from the expected ones"),
+    "EmulatorMissing": (18, "emulator missing or failing to start"),
+    "BadInputs": (19, "inputs do not fit the program's planned inputs"),
+    "FlashError": (20, "flash failed"),
+    "DeviceNotFound": (21, "no device attached"),
+}
+
+
+def exit_codes_text() -> str:
+    """'0 pass; 1 ...; 2 ...' for help texts."""
+    return "; ".join(["0 pass"] + [f"{c} {what}" for c, what in sorted(EXIT_CODES.values())])
 
 
 class EtdeployError(Exception):
     """Base of every error etdeploy raises on purpose."""
-    exit_code = 1
+    exit_code = EXIT_CODES["EtdeployError"][0]
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if cls.__name__ in EXIT_CODES:
+            cls.exit_code = EXIT_CODES[cls.__name__][0]
 
 
 class ConfigError(EtdeployError):
     """A board or toolchain file is invalid."""
-    exit_code = 2
 
 
 class UnknownBoard(ConfigError):
@@ -32,7 +68,6 @@ class UnknownOption(ConfigError):
 
 class ToolchainMissing(EtdeployError):
     """The board's compiler is not installed; says which Debian package or env var provides it."""
-    exit_code = 3
 
     def __init__(self, toolchain: str, compiler: str, package: str | None = None, env: str | None = None,
                  detail: str = ""):
@@ -50,7 +85,6 @@ class ToolchainMissing(EtdeployError):
 
 class BuildError(EtdeployError):
     """Compiling, linking or making an image failed."""
-    exit_code = 5
 
 
 class ImageError(BuildError):
@@ -59,7 +93,6 @@ class ImageError(BuildError):
 
 class ProcError(EtdeployError):
     """A subprocess failed (proc.run with check=True)."""
-    exit_code = 6
 
     def __init__(self, argv: list[str], returncode: int | None, output: str = "", timeout: float | None = None):
         self.argv, self.returncode, self.output, self.timeout = list(argv), returncode, output, timeout
@@ -69,12 +102,11 @@ class ProcError(EtdeployError):
 
 
 class ProcTimeout(ProcError):
-    exit_code = 7
+    """A subprocess did not finish in time."""
 
 
 class BakeError(EtdeployError):
     """A program cannot be built for the board."""
-    exit_code = 4
 
 
 class BadProgram(BakeError):
@@ -102,43 +134,51 @@ class PlanDoesNotFit(BakeError):
 
 class RunError(EtdeployError):
     """A run did not end with a positive result record."""
-    exit_code = 10
 
 
 class RunTimeout(RunError):
-    exit_code = 11
+    pass
 
 
 class RunFault(RunError):
-    exit_code = 12
+    pass
 
 
 class RunOutOfMemory(RunError):
-    exit_code = 13
+    pass
 
 
 class RunMissingOperator(RunError):
-    exit_code = 14
+    pass
 
 
 class RunBadProgram(RunError):
-    exit_code = 15
+    pass
 
 
 class LinkError(RunError):
     """Frames were lost or corrupted on the wire."""
-    exit_code = 16
 
 
 class RunMismatch(RunError):
     """The run finished but outputs differ from the expected ones."""
-    exit_code = 17
 
 
 class EmulatorMissing(RunError):
-    exit_code = 18
+    pass
 
 
 class BadInputs(RunError):
     """Inputs given for a run do not fit the program's planned input tensors."""
-    exit_code = 19
+
+
+class FlashError(EtdeployError):
+    """Putting an image on a device failed."""
+
+
+class DeviceNotFound(FlashError):
+    """No device (probe, UF2 drive, adb device) is attached."""
+
+
+class OracleError(EtdeployError):
+    """The reference runtime could not run a program."""

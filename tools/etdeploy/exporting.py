@@ -41,7 +41,6 @@ ETHOS_U_DEFAULT = {"target": ETHOS_U_TARGET, "system_config": "Ethos_U55_High_En
 
 class ExportError(EtdeployError):
     """A model could not be exported with the requested flow."""
-    exit_code = 5
 
 
 class MissingArmPackages(ExportError):

@@ -8,7 +8,7 @@ counted and dropped, never written into a result.
     proxy.close(); proxy.stats -> {"bytes": .., "flipped": .., "dropped": .., "duplicated": ..}
 
 `FaultyQemuRunner` is the qemu-system runner with the proxy in the path (runner name
-"qemu-system+faults"); `installed(rate, seed)` registers it for `runners.run(..., runner=...)`.
+"qemu-system+faults"); `installed(rate, seed)` registers it for `session.run(..., runner=...)`.
 As a program: `python -m etdeploy.faultproxy --target PORT [--listen PORT] [--rate 1e-3]`.
 """
 from __future__ import annotations
@@ -182,7 +182,7 @@ def make_runner_class(rate: float, seed: int | None = None, to_target: bool = Fa
             port = free_port()
             argv = self.command(elf, port=port, **kw)
             _need(argv[0], getattr(self.board.emulator, "package", "qemu-system-arm"))
-            self.log(self.describe(argv) + f"   (via a fault proxy, rate {rate:g})")
+            self.log_command(argv, f"   (via a fault proxy, rate {rate:g})")
             proxy = FaultProxy(port, rate=rate, seed=seed, to_target=to_target)
             if sink is not None:
                 sink.append(proxy)
@@ -204,8 +204,9 @@ def make_runner_class(rate: float, seed: int | None = None, to_target: bool = Fa
 
 @contextlib.contextmanager
 def installed(rate: float = 1e-3, seed: int | None = None, to_target: bool = False):
-    """Registers runner 'qemu-system+faults' for runners.run(); yields the list of proxies used."""
+    """Registers runner 'qemu-system+faults' for session.run(); yields the list of proxies used."""
     from . import runners
+    runners.load_all()
     proxies: list[FaultProxy] = []
     runners.RUNNERS["qemu-system+faults"] = make_runner_class(rate, seed, to_target, proxies)
     try:

@@ -22,16 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from etdeploy.errors import EtdeployError
+from etdeploy.errors import OracleError  # noqa: F401  (oracle.OracleError stays importable)
 
 # executorch ScalarType codes -> numpy dtypes
 SCALAR_TYPES = {0: np.uint8, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.int64, 5: np.float16,
                 6: np.float32, 7: np.float64, 11: np.bool_}
-
-
-class OracleError(EtdeployError):
-    """The reference runtime could not run a program."""
-    exit_code = 6
 
 
 _runtime = None

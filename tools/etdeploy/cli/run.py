@@ -1,14 +1,12 @@
 """etdeploy run: run a built image (or build one from a .pte) on the board's emulator or host."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from .. import errors
+
 HELP = "run a firmware image on its emulator, the host or an FVP, and judge the result"
-EXIT_CODES = """exit codes: 0 pass; 2 bad option or board; 3 toolchain missing; 4 program refused at bake; 5 build
-failed; 10 run error; 11 timeout; 12 fault; 13 out of memory; 14 missing operator;
-15 bad program; 16 link errors (frames lost or corrupted); 17 outputs differ from the expected ones;
-18 emulator missing or failing to start; 19 inputs do not fit the program's planned inputs"""
+EXIT_CODES = "exit codes: " + errors.exit_codes_text()
 
 
 def register(sub):
@@ -49,8 +47,8 @@ def load_inputs(files: list[str], method_info) -> list:
 
 
 def main(args) -> int:
-    from .. import config, runners
-    from ..pte import read_program
+    from .. import config, session
+    from ..report import print_result
     board = config.load_board(args.board)
     root = Path(__file__).resolve().parents[3]
     if args.elf:
@@ -70,40 +68,15 @@ def main(args) -> int:
     run_dir = Path(args.run_dir) if args.run_dir else elf.parent / "run"
     inputs = None
     if args.input:
-        progs = runners._baked_programs(elf)
+        progs = session.baked_programs(elf)
         minfo = progs[0].method(args.method) if progs else None
         mi = [m.name for m in progs[0].methods].index(args.method) if progs else 0
         inputs = [None] * (mi + 1)
         inputs[mi] = load_inputs(args.input, minfo)
-    res = runners.run(board, elf, run_dir, timeout=args.timeout, inputs=inputs, dry_run=args.dry_run,
+    res = session.run(board, elf, run_dir, timeout=args.timeout, inputs=inputs, dry_run=args.dry_run,
                       runner=args.runner, icount=args.icount)
     if args.dry_run:
         return 0
     print_result(res, run_dir)
     return 0
 
-
-def _fmt(vals) -> str:
-    import numpy as np
-    text = np.array2string(np.asarray(vals), precision=4, separator=" ", threshold=12, edgeitems=4,
-                           max_line_width=10_000, suppress_small=True)
-    return " ".join(text.split())
-
-
-def print_result(res, run_dir: Path) -> None:
-    doc = json.loads((Path(run_dir) / "result.json").read_text())
-    several = len({o["program"] for o in doc["outputs"]}) > 1
-    for o in doc["outputs"]:
-        where = f"case {o['case']} " if o.get("case") is not None else ""
-        if several:
-            where = f"(program {o['program']}) " + where
-        vals = o.get("values")
-        shown = _fmt(vals) if vals is not None else f"sha256 {o.get('sha256', '')[:16]}"
-        err = f"  max abs err {o['max_abs_err']:.3g}" if "max_abs_err" in o else ""
-        print(f"  {o['method']} {where}output {o['index']}: {o['dtype']}{o['shape']} {shown}{err}")
-    for m in doc["methods"]:
-        print(f"  {m['name']}: pool {m['pool_used']}/{m['pool_size']} B, exec {m['exec_cycles']:,} cycles")
-    cases = doc.get("cases") or []
-    if cases:
-        print(f"  test cases: {sum(c['passed'] for c in cases)}/{len(cases)} passed")
-    print(f"{doc['status'].upper()}: {doc['reason']}  ({run_dir / 'result.json'})")

@@ -1,28 +1,42 @@
-"""Run a built image wherever it can run and judge it: `run(board, elf, run_dir)`.
+"""Runners: one module per way of starting (or flashing) a target, in this package.
 
-A runner starts the target (runners/*.py), the link decodes what it says (link.py), the harness
-judges (harness.py) and results.py writes build/<board>/run/. The runner is picked from the
-board's data (emulator.kind), never from its name."""
+Each runner class registers itself with @register under the key a board names: `[emulator] kind`
+for the ones that run an image, `[flash] method` for the ones that put it on a device (a class can
+do both: its Capabilities say). Every module here is imported when a runner is first asked for, so
+adding a runner is one file plus its board key (runners/wrapper.py is a small complete example).
+Running an image and judging the result is etdeploy.session; this package only starts targets."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import importlib
+import pkgutil
 
-from .. import harness, results
-from ..errors import BadInputs, EmulatorMissing, RunError
-from ..pte import input_mismatch, read_program
-from .process import AdbRunner, NativeRunner, QemuSemihostRunner, QemuUserRunner
-from .qemu import QemuSystemRunner
+from ..errors import EmulatorMissing, FlashError, RunError
 
-RUNNERS = {"native": NativeRunner, "qemu-user": QemuUserRunner, "qemu-semihost": QemuSemihostRunner,
-           "qemu-system": QemuSystemRunner, "adb": AdbRunner}
-try:
-    from .fvp import FvpRunner
-    RUNNERS["fvp"] = FvpRunner
-except ImportError:   # pragma: no cover
-    pass
+REGISTRY: dict[str, type] = {}
+RUNNERS = REGISTRY          # the same dict: tools register temporary runners in it (faultproxy, bench)
+_loaded = False
 
-DEFAULT_TIMEOUT = 60.0
+
+def register(cls):
+    """Class decorator: the runner answers to cls.name in a board's data."""
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def load_all() -> dict[str, type]:
+    """Imports every runner module once (each registers itself); returns the registry."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for m in pkgutil.iter_modules(__path__):
+            if m.name != "base":
+                importlib.import_module(f"{__name__}.{m.name}")
+    return REGISTRY
+
+
+def kinds(capability: str = "run") -> list[str]:
+    """Registered runner names with a capability ('run' or 'flash')."""
+    return sorted(n for n, c in load_all().items() if getattr(c.caps, capability))
 
 
 def runner_for(board, log=None, prefer: str | None = None):
@@ -31,103 +45,28 @@ def runner_for(board, log=None, prefer: str | None = None):
     if not kind:
         raise EmulatorMissing(f"board '{board.name}' has no way to run here (build only): flash it with "
                               f"`etdeploy flash --board {board.name}`")
-    if kind not in RUNNERS:
-        raise RunError(f"board '{board.name}' names runner '{kind}'; known: {', '.join(sorted(RUNNERS))}")
-    return RUNNERS[kind](board, log=log)
+    load_all()
+    if kind not in REGISTRY or not REGISTRY[kind].caps.run:
+        raise RunError(f"board '{board.name}' names runner '{kind}'; known: {', '.join(kinds('run'))}")
+    return REGISTRY[kind](board, log=log)
 
 
-def _baked_programs(elf: Path):
-    for cand in [elf.parent / "bake.json", *elf.parent.glob("*/bake.json")]:
-        if cand.exists():
-            doc = json.loads(cand.read_text())
-            return [read_program(Path(p)) for p in doc.get("programs", [])]
-    return []
+def flasher_for(board, log=None):
+    """The runner that flashes the board, from its [flash] method."""
+    spec = getattr(board, "flash", None)
+    if spec is None:
+        raise FlashError(f"board '{board.name}' has nothing to flash: run it with `etdeploy run --board {board.name}`")
+    load_all()
+    cls = REGISTRY.get(spec.method)
+    if cls is None or not cls.caps.flash:
+        raise FlashError(f"board '{board.name}' names flash method '{spec.method}', which etdeploy does not know; "
+                         f"methods: {', '.join(kinds('flash'))}")
+    return cls(board, log=log)
 
 
-def symbolizer(elf: Path):
-    """pc -> 'function+0xoff' from the ELF's symbol table."""
-    try:
-        from elftools.elf.elffile import ELFFile
-        with open(elf, "rb") as f:
-            e = ELFFile(f)
-            tab = e.get_section_by_name(".symtab")
-            funcs = sorted((s["st_value"] & ~1, s["st_size"], s.name) for s in tab.iter_symbols()
-                           if s["st_info"]["type"] == "STT_FUNC" and s.name) if tab else []
-    except (OSError, Exception):
-        funcs = []
-
-    def lookup(pc: int) -> str | None:
-        pc &= ~1
-        best = None
-        for start, size, name in funcs:
-            if start <= pc < start + max(size, 1):
-                best = f"{name}+0x{pc - start:x}"
-        return best
-    return lookup
-
-
-def _check_inputs(programs, inputs) -> None:
-    """Before the target starts: the firmware would only answer 'bad input'."""
-    if not inputs or not programs:
-        return
-    for mi, arrays in enumerate(inputs):
-        if arrays is None or mi >= len(programs[0].methods):
-            continue
-        why = input_mismatch(programs[0].methods[mi], list(arrays))
-        if why:
-            raise BadInputs(f"{programs[0].path.name}: {why}")
-
-
-def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run: bool = False, log=print,
-        programs=None, runner: str | None = None, icount: bool = False):
-    elf = Path(elf)
-    timeout = float(timeout or DEFAULT_TIMEOUT)
-    r = runner_for(board, log=log, prefer=runner)
-    if dry_run:
-        argv = r.command(str(elf), port=0, icount=icount)
-        log(r.describe(argv))
-        return argv
-    if inputs is not None and not r.caps.link_rx:
-        raise RunError(f"board '{board.name}' ({r.name}) cannot receive inputs over its link: bake them in a .bpte")
-    if not elf.exists():
-        raise RunError(f"no image at {elf}: build it first (scons board={board.name} pte=...)")
-    programs = programs if programs is not None else _baked_programs(elf)
-    _check_inputs(programs, inputs)
-    sess = r.start(str(elf), icount=icount)
-    try:
-        def order(mi, i):
-            try:
-                return programs[0].methods[mi].inputs[i].dim_order
-            except (IndexError, AttributeError):
-                return None
-        res = harness.drive(sess, timeout, inputs=inputs, dim_orders=order)
-    finally:
-        sess.close()
-
-    def op_name(p, m, op):
-        try:
-            return programs[p].methods[m].operators[op]
-        except (IndexError, TypeError):
-            return None
-    try:
-        harness.judge(res, timeout, describe_op=op_name, symbolize=symbolizer(elf),
-                      expect_runs=sum(1 for a in inputs or [] if a is not None))
-    finally:
-        doc_extra = {}
-        if res.events:
-            from .. import etdump
-            # Frames lost on the link: whatever ETDump comes out is partial and is never named as the run's.
-            lost = res.link.bad_frames + res.link.lost_frames
-            for old in ("etdump.etdp", "etdump.debug.bin", "etdump.partial.etdp", "etdump.partial.debug.bin"):
-                (Path(run_dir) / old).unlink(missing_ok=True)
-            try:
-                doc_extra["etdump"] = etdump.write(res.events, programs, Path(run_dir),
-                                                   stem="etdump.partial" if lost else "etdump")
-                if lost:
-                    doc_extra["etdump"]["partial"] = f"{lost} frame(s) lost on the link"
-            except RunError as e:
-                doc_extra["etdump"] = {"error": str(e)}
-                if res.status == "pass":
-                    res.status, res.reason = "error", str(e)
-        results.write(res, Path(run_dir), programs, board=getattr(board, "name", ""), extra=doc_extra)
-    return res
+def __getattr__(name):
+    # run/symbolizer moved to etdeploy.session; callers written before the move keep working.
+    if name in ("run", "symbolizer", "_baked_programs"):
+        from .. import session
+        return getattr(session, {"_baked_programs": "baked_programs"}.get(name, name))
+    raise AttributeError(name)

@@ -1,17 +1,28 @@
 """A runner starts a target and gives back a byte stream to its link; it judges nothing.
 
-Every runner declares what it can do (capabilities) and logs the exact command it runs; with
-dry_run it only returns that command."""
+Every runner declares what it can do (capabilities), says whether it can work here (available()),
+and logs the exact command it runs (log_command); with dry_run it only returns that command. A
+runner that can flash (caps.flash) gives its command lines (flash_commands) and runs them (flash)."""
 from __future__ import annotations
 
 import os
 import select
 import shlex
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
 
-from ..errors import EmulatorMissing, RunError
+from ..errors import EmulatorMissing, FlashError, RunError
+
+
+def need_binary(binary: str, package: str) -> str:
+    """The binary's path, or EmulatorMissing naming the package that provides it."""
+    path = shutil.which(binary)
+    if path is None:
+        raise EmulatorMissing(f"'{binary}' is not installed: apt-get install --no-install-recommends {package} "
+                              f"(or run tools/bootstrap.sh)")
+    return path
 
 
 @dataclass(frozen=True)
@@ -125,12 +136,19 @@ class ProcessSession(Session):
 
 
 class Runner:
+    """Register a subclass with runners.register under the name a board's data uses."""
     name = "runner"
     caps = Capabilities()
 
     def __init__(self, board, log=None):
         self.board = board
         self.log = log or (lambda msg: None)
+
+    def available(self) -> None:
+        """Raises EmulatorMissing (naming what to install) when this runner cannot work here."""
+        emu = getattr(self.board, "emulator", None)
+        if emu is not None and getattr(emu, "binary", ""):
+            need_binary(emu.binary, getattr(emu, "package", "") or emu.binary)
 
     def command(self, elf: str, **kw) -> list[str]:
         raise NotImplementedError
@@ -140,3 +158,15 @@ class Runner:
 
     def describe(self, argv: list[str]) -> str:
         return " ".join(shlex.quote(a) for a in argv)
+
+    def log_command(self, argv: list[str], note: str = "") -> None:
+        self.log(self.describe(argv) + note)
+
+    def flash_commands(self, image_dir, drive: str | None = None) -> list[list[str]]:
+        raise FlashError(f"runner '{self.name}' cannot flash")
+
+    def flash(self, image_dir, drive: str | None = None, dry_run: bool = False) -> None:
+        """Runs flash_commands through flash.run_command (logged; typed errors on failure)."""
+        from ..flash import run_command
+        for argv in self.flash_commands(image_dir, drive):
+            run_command(argv, dry_run, self.log, f"{self.name} flash")

@@ -12,12 +12,20 @@ import tempfile
 import time
 
 from ..errors import EmulatorMissing
+from . import register
 from .base import Capabilities, ProcessSession, Runner
 
 
+@register
 class FvpRunner(Runner):
     name = "fvp"
     caps = Capabilities(run=True, exit_status=True, link_rx=False)
+
+    def available(self) -> None:
+        binary = self._spec().binary
+        if shutil.which(binary) is None:
+            raise EmulatorMissing(f"{binary} is not on PATH: install Arm's Corstone FVP (not available from "
+                                  f"Debian) or run on QEMU with the board's default runner")
 
     def _spec(self):
         spec = getattr(self.board, "fvp", None)
@@ -43,13 +51,11 @@ class FvpRunner(Runner):
         return argv
 
     def start(self, elf: str, **kw) -> ProcessSession:
+        self.available()
         fd, uart = tempfile.mkstemp(prefix="fvp-uart0-", suffix=".bin")
         os.close(fd)
         argv = self.command(elf, uart_file=uart, **kw)
-        if shutil.which(argv[0]) is None:
-            raise EmulatorMissing(f"{argv[0]} is not on PATH: install Arm's Corstone FVP (not available from "
-                                  f"Debian) or run on QEMU with the board's default runner")
-        self.log(self.describe(argv))
+        self.log_command(argv)
         return FileTailSession(ProcessSession(argv, link_on_stdout=False), uart)
 
 

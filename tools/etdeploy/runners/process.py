@@ -2,31 +2,32 @@
 emulators whose firmware writes the link through semihosting."""
 from __future__ import annotations
 
-import shutil
+from pathlib import Path
 
-from ..errors import EmulatorMissing
-from .base import Capabilities, ProcessSession, Runner
+from . import register
+from .base import Capabilities, ProcessSession, Runner, need_binary
 
-
-def _need(binary: str, package: str) -> str:
-    path = shutil.which(binary)
-    if path is None:
-        raise EmulatorMissing(f"'{binary}' is not installed: apt-get install --no-install-recommends {package} "
-                              f"(or run tools/bootstrap.sh)")
-    return path
+_need = need_binary   # older name, used by tools that subclass these runners
 
 
+@register
 class NativeRunner(Runner):
     name = "native"
     caps = Capabilities(run=True, exit_status=True, link_rx=True)
+
+    def available(self) -> None:
+        pass
 
     def command(self, elf: str, **kw) -> list[str]:
         return [elf]
 
     def start(self, elf: str, **kw) -> ProcessSession:
-        return ProcessSession(self.command(elf, **kw))
+        argv = self.command(elf, **kw)
+        self.log_command(argv)
+        return ProcessSession(argv)
 
 
+@register
 class QemuUserRunner(Runner):
     """qemu-<arch> running a static Linux binary (binfmt_misc is not assumed)."""
     name = "qemu-user"
@@ -38,10 +39,12 @@ class QemuUserRunner(Runner):
 
     def start(self, elf: str, **kw) -> ProcessSession:
         argv = self.command(elf, **kw)
-        _need(argv[0], getattr(self.board.emulator, "package", "qemu-user"))
+        need_binary(argv[0], getattr(self.board.emulator, "package", "qemu-user"))
+        self.log_command(argv)
         return ProcessSession(argv)
 
 
+@register
 class QemuSemihostRunner(Runner):
     """qemu-system-* where the firmware writes the link to stdout by semihosting (no UART):
     Xtensa's sim machine. No way back to the target: inputs must be baked."""
@@ -57,31 +60,42 @@ class QemuSemihostRunner(Runner):
 
     def start(self, elf: str, **kw) -> ProcessSession:
         argv = self.command(elf, **kw)
-        _need(argv[0], getattr(self.board.emulator, "package", "qemu-system-misc"))
+        need_binary(argv[0], getattr(self.board.emulator, "package", "qemu-system-misc"))
+        self.log_command(argv)
         return ProcessSession(argv)
 
 
+@register
 class AdbRunner(Runner):
     """A static binary on an Android device: adb push, then `adb shell -T` (no pty, so the link on
-    stdout stays binary-safe, and the exit status comes back)."""
+    stdout stays binary-safe, and the exit status comes back). Flashing is the same push."""
     name = "adb"
     caps = Capabilities(run=True, exit_status=True, link_rx=True, flash=True)
     remote = "/data/local/tmp/etdeploy/firmware"
 
+    def available(self) -> None:
+        need_binary("adb", "adb")
+
     def command(self, elf: str, **kw) -> list[str]:
         return ["adb", "shell", "-T", self.remote]
+
+    def flash_commands(self, image_dir, drive: str | None = None) -> list[list[str]]:
+        return self._push(str(Path(image_dir) / "firmware.elf"))
+
+    def _push(self, elf: str) -> list[list[str]]:
+        return [["adb", "push", elf, self.remote], ["adb", "shell", f"chmod 755 {self.remote}"]]
 
     def start(self, elf: str, **kw) -> ProcessSession:
         import subprocess
 
-        from ..flash import DeviceNotFound
-        _need("adb", "adb")
-        for argv in (["adb", "push", elf, self.remote], ["adb", "shell", f"chmod 755 {self.remote}"]):
-            self.log(self.describe(argv))
+        from ..errors import DeviceNotFound
+        self.available()
+        for argv in self._push(elf):
+            self.log_command(argv)
             p = subprocess.run(argv, capture_output=True, text=True)
             if p.returncode != 0:
                 msg = ((p.stdout or "") + (p.stderr or "")).strip()
                 raise DeviceNotFound(f"adb: {msg.splitlines()[-1] if msg else 'failed'}")
         argv = self.command(elf)
-        self.log(self.describe(argv))
+        self.log_command(argv)
         return ProcessSession(argv)

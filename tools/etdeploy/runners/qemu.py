@@ -8,8 +8,8 @@ import time
 import serial
 
 from ..errors import EmulatorMissing, RunError
-from .base import Capabilities, ProcessSession, Runner, Session
-from .process import _need
+from . import register
+from .base import Capabilities, ProcessSession, Runner, Session, need_binary
 
 
 def free_port() -> int:
@@ -76,6 +76,7 @@ class QemuUartSession(Session):
         return self.proc.stderr_tail()
 
 
+@register
 class QemuSystemRunner(Runner):
     name = "qemu-system"
     caps = Capabilities(run=True, exit_status=True, link_rx=True)
@@ -91,6 +92,6 @@ class QemuSystemRunner(Runner):
     def start(self, elf: str, **kw) -> Session:
         port = free_port()
         argv = self.command(elf, port=port, **kw)
-        _need(argv[0], getattr(self.board.emulator, "package", "qemu-system-arm"))
-        self.log(self.describe(argv))
+        need_binary(argv[0], getattr(self.board.emulator, "package", "qemu-system-arm"))
+        self.log_command(argv)
         return QemuUartSession(ProcessSession(argv, link_on_stdout=False), port)

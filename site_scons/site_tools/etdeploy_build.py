@@ -1,23 +1,11 @@
-"""SCons tool `etdeploy`: build options, the board and its toolchain, compile and link.
+"""SCons tool `etdeploy_build`: build options, the board and its toolchain, compile and link.
 All decisions come from the etdeploy package (config, buildenv, ldscript); this file only maps
-them onto SCons. Errors are printed as one readable line and end the build."""
-import importlib
+them onto SCons. Errors are printed as one readable line and end the build. (Named apart from the
+package so that SCons' module for this tool never shadows `import etdeploy`.)"""
 import os
 import sys
 
 import SCons.Script as S
-
-# SCons registers this tool module as sys.modules["etdeploy"], the name of the package it drives.
-# Put the real package back under that name (the tool module lives on in SCons' Tool object), with
-# the tool dirs off sys.path so that the import finds tools/etdeploy/, not this file.
-if getattr(sys.modules.get(__name__), "__file__", None) == __file__:
-    del sys.modules[__name__]
-    _saved = sys.path[:]
-    sys.path[:] = [p for p in sys.path if os.path.basename(os.path.normpath(p or ".")) != "site_tools"]
-    try:
-        importlib.import_module("etdeploy")
-    finally:
-        sys.path[:] = _saved
 
 OPTION_HELP = "etdeploy options (scons name=value ...)"
 
