@@ -11,15 +11,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .pte import DTYPES
+from .dtypes import DTYPES, code_of, numpy_dtypes
 
 HELLO, LOG, OUTPUT, CASE, ERROR, RESULT, METHOD, EVENT, FAULT = 1, 2, 3, 4, 5, 6, 7, 8, 9
 INPUT, RUN, END = 16, 17, 18
 MAX_FRAME = 1 << 24
 
-NP_DTYPES = {0: np.uint8, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.int64, 5: np.float16, 6: np.float32,
-             7: np.float64, 11: np.bool_, 12: np.int8, 13: np.uint8, 14: np.int32, 27: np.uint16,
-             28: np.uint32, 29: np.uint64}
+NP_DTYPES = numpy_dtypes()
 STATUS = {0: "ok", 1: "bad program", 2: "unsupported", 3: "out of memory", 4: "missing operator",
           5: "unknown backend", 6: "invalid argument", 7: "bad input", 8: "delegate failed",
           9: "internal error", 10: "output mismatch"}
@@ -242,12 +240,10 @@ class Encoder:
 
 
 def dtype_code(arr: np.ndarray) -> int:
-    for code, npdt in NP_DTYPES.items():
-        if code in (12, 13, 14):
-            continue
-        if arr.dtype == npdt:
-            return code
-    raise LinkDecodeError(f"no executorch dtype for numpy {arr.dtype}")
+    code = code_of(arr.dtype)
+    if code is None:
+        raise LinkDecodeError(f"no executorch dtype for numpy {arr.dtype}")
+    return code
 
 
 __all__ = ["Decoder", "Encoder", "Record", "Output", "LinkStats", "parse_record", "DTYPES"]

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
+from etdeploy.dtypes import DTYPES, numpy_dtypes
 from etdeploy.errors import OracleError  # noqa: F401  (oracle.OracleError stays importable)
 
-# executorch ScalarType codes -> numpy dtypes
-SCALAR_TYPES = {0: np.uint8, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.int64, 5: np.float16,
-                6: np.float32, 7: np.float64, 11: np.bool_}
+# executorch ScalarType codes -> numpy dtypes (etdeploy.dtypes)
+SCALAR_TYPES = numpy_dtypes()
 
 
 _runtime = None
@@ -155,8 +155,7 @@ def _plan(program, method):
 
 def _torch_dtype(code: int):
     import torch
-    return {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float16,
-            6: torch.float32, 7: torch.float64, 11: torch.bool}[code]
+    return getattr(torch, DTYPES[code][0])     # etdeploy.dtypes names are torch's dtype names
 
 
 def _make_tensor(t, program, arenas):

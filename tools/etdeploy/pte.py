@@ -9,12 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fbs
+from .dtypes import DTYPES, code_of
 from .errors import BadProgram
 
-DTYPES = {0: ("uint8", 1), 1: ("int8", 1), 2: ("int16", 2), 3: ("int32", 4), 4: ("int64", 8),
-          5: ("float16", 2), 6: ("float32", 4), 7: ("float64", 8), 11: ("bool", 1), 12: ("qint8", 1),
-          13: ("quint8", 1), 14: ("qint32", 4), 15: ("bfloat16", 2), 27: ("uint16", 2),
-          28: ("uint32", 4), 29: ("uint64", 8)}
 
 
 @dataclass(frozen=True)
@@ -312,16 +309,14 @@ def _check_cases(path: Path, root: dict, methods: list[MethodInfo]) -> None:
 
 def input_mismatch(method: MethodInfo, arrays) -> str | None:
     """Why these arrays cannot be a method's inputs (count, dtype, planned sizes), or None."""
-    from .link import dtype_code
     if len(arrays) != len(method.inputs):
         return f"{len(arrays)} inputs given, method '{method.name}' takes {len(method.inputs)}"
     for i, (a, want) in enumerate(zip(arrays, method.inputs)):
         if not isinstance(want, TensorInfo):
             continue
-        try:
-            code = dtype_code(a)
-        except ValueError as err:
-            return f"input {i}: {err}"
+        code = code_of(getattr(a, "dtype", None))
+        if code is None:
+            return f"input {i}: no executorch dtype for numpy {getattr(a, 'dtype', type(a).__name__)}"
         why = _case_tensor_fits(want, {"sizes": list(a.shape), "scalar_type": code})
         if why:
             return f"method '{method.name}' input {i}: {why}: give inputs that fit"
