@@ -24,27 +24,18 @@ from pathlib import Path
 from common import CPU_FIXTURES, MODELS, ROOT, WORK, Row, info, median, print_table, row, save
 
 GOAL = 0.5
-CFLAGS = ["-std=c11", "-O2", "-DNDEBUG"]
-
-
-class HostBoard:
-    name = "host"
-    pointer_bytes = 8
-    placement = {}
-    regions = []
+EXTRA = ["-DNDEBUG"]
 
 
 def build_ours(pte: Path) -> Path:
-    """bench_host for one program: bake + one gcc -O2 call (runtime minus et_main.c)."""
-    from etdeploy import bake
+    """bench_host for one program: the host board's build unit at -O2 (the one SCons compiles), with
+    bench/host_bench.c instead of et_main.c, compiled and linked in one gcc call."""
+    from etdeploy import bake, config
     out = WORK / "host" / pte.stem
-    res = bake.bake([pte], HostBoard(), out / "gen", {})
-    srcs = [s for s in res.sources if s.name != "et_main.c"]
-    srcs += sorted((ROOT / "firmware" / "boards" / "linux").glob("*.c"))
-    srcs += [g for g in res.generated if g.suffix == ".c"] + [ROOT / "bench" / "host_bench.c"]
+    res = bake.bake([pte], config.load_board("host"), out / "gen", {})
+    unit = res.build_unit("2").with_sources(lambda s: s.name != "et_main.c", add=[ROOT / "bench" / "host_bench.c"])
     exe = out / "bench_host"
-    argv = ["gcc", *CFLAGS, *[f"-I{d}" for d in res.include_dirs],
-            *[f"-D{k}={v}" for k, v in sorted(res.defines.items())], *map(str, srcs), "-lm", "-o", str(exe)]
+    argv = unit.link_argv([], exe, [*unit.compile_flags(EXTRA), *map(str, unit.sources)])
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode:
         raise RuntimeError(f"host build failed for {pte.name}:\n{p.stderr[-3000:]}")

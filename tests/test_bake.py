@@ -1,10 +1,10 @@
 """Bake: reading programs, operator and delegate checks, fit checks, and the C it renders."""
+import dataclasses
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from etdeploy import bake, kernels
+from etdeploy import bake, config, kernels
 from etdeploy.errors import BadProgram, BakeError, MissingOperators, PlanDoesNotFit
 from etdeploy.pte import read_program
 
@@ -13,9 +13,10 @@ MODELS = Path(__file__).resolve().parent / "models"
 
 
 def board(region_size=1 << 20, ptr=4):
-    r = SimpleNamespace(name="ram", origin=0x20000000, size=region_size)
-    return SimpleNamespace(name="test", pointer_bytes=ptr, regions=(r,),
-                           placement={"model": "ram", "arena": "ram", "pool": "ram"})
+    """The host board with one region 'ram' that holds everything."""
+    r = config.MemoryRegion(name="ram", origin=0x20000000, size=region_size)
+    place = config.Placement(**{k: "ram" for k in config.PLACEMENT_KINDS})
+    return dataclasses.replace(config.load_board("host"), name="test", pointer_bytes=ptr, regions=(r,), placement=place)
 
 
 def test_reads_program_and_bundle():

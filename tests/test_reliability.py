@@ -184,14 +184,13 @@ def test_two_clean_builds_are_byte_identical(board):
 def test_pool_one_byte_too_small_fails_at_load_with_out_of_memory(fixture, monkeypatch, tmp_path):
     """The generated pool is bake's exact C expression; one byte less must fail at method load with a
     named out-of-memory error, never later during execution."""
-    sys.path.insert(0, str(ROOT / "tests" / "support"))
-    import hostrun
+    from support import hostrun
     exact = bake.pool_expr
     monkeypatch.setattr(bake, "pool_expr", lambda counts: f"({exact(counts)} - 1u)")
     exe, progs = hostrun.build(MODELS / fixture, {"reliability_test": "pool-minus-one"})
     assert "- 1u)" in (exe.parent / "et_model.gen.c").read_text()
     with pytest.raises(errors.RunOutOfMemory) as e:
-        session.run(hostrun.HostBoard(), exe, tmp_path, timeout=60, programs=progs, log=lambda m: None)
+        session.run(hostrun.host_board(), exe, tmp_path, timeout=60, programs=progs, log=lambda m: None)
     res = e.value.result
     assert "out of memory" in res.reason and "method pool" in res.reason, res.reason
     err = res.errors[0]

@@ -4,18 +4,15 @@ nothing in a short run; the inputs that once crashed stay fixed. The bake parser
 errors. The long runs (stride-1 sweeps, >= 10 minute libFuzzer) are in tests/fuzz/README.md."""
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "fuzz"))
-import build as fuzzbuild  # noqa: E402  (tests/fuzz/build.py)
-
-from etdeploy.errors import EtdeployError  # noqa: E402
-from etdeploy.pte import read_program  # noqa: E402
+from etdeploy.errors import EtdeployError
+from etdeploy.pte import read_program
+from fuzz import build as fuzzbuild  # tests/fuzz/build.py
 
 ROOT = Path(__file__).resolve().parents[1]
 REGRESSIONS = ROOT / "tests" / "fuzz" / "regressions"

@@ -41,8 +41,9 @@ def _export_model(env):
 
 
 def bake_program(env):
-    """(sources, defines, include_dirs, depends, report) for the board env."""
-    from etdeploy import errors
+    """(build unit, bake report) for the board env: etdeploy.buildenv.BuildUnit, the one C build
+    description (the minimal image's when no program is given, with report None)."""
+    from etdeploy import buildenv, errors
     fail = env["ETD_FAIL"]
     plan = env["ETD_PLAN"]
     try:
@@ -50,7 +51,7 @@ def bake_program(env):
     except errors.EtdeployError as e:
         fail(e)
     if not ptes:
-        return [plan.minimal_main], {}, [], [], None
+        return buildenv.unit(env["ETD_BOARD"], env.get("opt", "2"), sources=[plan.minimal_main]), None
     from etdeploy import bake as et_bake
     opts = {k: env.get(k) for k in ("arena_region", "etdump", "atol", "rtol", "inputs", "ethosu_driver", "run", "runner")
             if env.get(k) not in (None, "")}
@@ -59,9 +60,10 @@ def bake_program(env):
         res = et_bake.bake(ptes, env["ETD_BOARD"], out, opts)
     except errors.EtdeployError as e:
         fail(e)
-    gen_c = [g for g in res.generated if str(g).endswith(".c")]
-    return (list(res.sources) + gen_c, dict(res.defines), list(res.include_dirs),
-            list(res.depends) + list(ptes) + [g for g in res.generated if str(g).endswith(".h")], res.report)
+    unit = res.build_unit(env.get("opt", "2"))
+    # SCons rebuilds the generated C when a program or a generated header changes, too
+    unit.depends = list(unit.depends) + list(ptes) + [g for g in res.generated if str(g).endswith(".h")]
+    return unit, res.report
 
 
 def generate(env):

@@ -111,9 +111,6 @@ def board_env(env, board):
     benv["ETD_PLAN"] = plan
     benv["ETD_OUT"] = benv.Dir(build_dir(env, board.name))
     benv.Tool(plan.toolchain.tool)
-    benv.Append(CCFLAGS=plan.ccflags, CFLAGS=plan.cflags, LINKFLAGS=plan.linkflags, LIBS=plan.libs,
-                CPPPATH=[str(d) for d in plan.include_dirs])
-    benv.Append(CPPDEFINES=_defines(plan.defines))
     _quiet(benv)
     benv.AddMethod(firmware, "EtFirmware")
     return benv
@@ -135,20 +132,19 @@ def _obj_path(env, src):
     return str(out / "obj" / rel.with_suffix(".o"))
 
 
-def firmware(env, sources, extra_defines=None, include_dirs=(), depends=(), arena_region=None):
-    """Compile sources + board support, link build/<board>/firmware.elf (+ firmware.map)."""
+def firmware(env, unit, arena_region=None):
+    """Compile the build unit (etdeploy.buildenv.BuildUnit: sources, include dirs, defines and flags,
+    the same description the host tests compile), link build/<board>/firmware.elf (+ firmware.map)."""
     from etdeploy import errors, ldscript
-    board, plan, out = env["ETD_BOARD"], env["ETD_PLAN"], env["ETD_OUT"]
+    board, plan, out = env["ETD_BOARD"], unit.plan, env["ETD_OUT"]
     e = env.Clone()
-    if extra_defines:
-        e.Append(CPPDEFINES=_defines(extra_defines))
-    if include_dirs:
-        e.Prepend(CPPPATH=[str(d) for d in include_dirs])
+    e.Append(CCFLAGS=plan.ccflags, CFLAGS=plan.cflags, LINKFLAGS=plan.linkflags, LIBS=plan.libs,
+             CPPPATH=[str(d) for d in unit.include_dirs], CPPDEFINES=_defines(unit.defines))
     objs = []
-    for src in list(sources) + list(plan.bsp_sources):
+    for src in unit.sources:
         o = e.Object(target=_obj_path(e, src), source=str(src))
-        if depends and out.Dir("gen").abspath in str(src):   # only the generated C .incbin's the blobs
-            e.Depends(o, [str(d) for d in depends])
+        if unit.depends and unit.is_generated(src):   # only the generated C .incbin's the blobs
+            e.Depends(o, [str(d) for d in unit.depends])
         objs += o
     elf = out.File("firmware.elf")
     mapf = out.File("firmware.map")

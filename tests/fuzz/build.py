@@ -1,4 +1,6 @@
-"""Builds the host harness of tests/fuzz/fuzz_program.c over the real runtime and every kernel:
+"""Builds the host harness of tests/fuzz/fuzz_program.c over the real runtime and every kernel, as
+the host board's build unit (etdeploy.buildenv.BuildUnit, the description SCons compiles) without
+its board support, et_main.c and the link, plus the harness:
 
 - `sweep`: gcc (or clang) with ASan+UBSan and the sweep driver main (truncate / corrupt / once / at);
 - `libfuzzer`: Debian clang with -fsanitize=fuzzer,address,undefined (ET_FUZZER drops the main).
@@ -23,15 +25,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
+if __name__ == "__main__":   # as a script: the worktree's package (under pytest, conftest does this)
+    sys.path.insert(0, str(ROOT / "tools"))
 
-from etdeploy import bake, kernels  # noqa: E402
+from etdeploy import bake, buildenv, config, kernels  # noqa: E402
 
 MODELS = ROOT / "tests" / "models"
 CACHE = ROOT / ".cache" / "fuzz"
 HERE = Path(__file__).resolve().parent
 # ET_MAX_STEPS: a corrupted jump that loops ends as BAD_PROGRAM after this many instructions, not a timeout
-SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-g", "-O1",
+OPT = "1"
+SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
        "-DET_MAX_STEPS=100000"]
 SKIP = ("et_main.c", "et_link.c", "et_link_rx.c")
 
@@ -75,7 +79,7 @@ def build(kind: str = "sweep") -> Path:
         if cc is None:
             raise NoCompiler("clang not installed: apt-get install --no-install-recommends clang libclang-rt-14-dev")
         flags = ["-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=undefined",
-                 "-fno-omit-frame-pointer", "-g", "-O1", "-DET_FUZZER", "-DET_MAX_STEPS=100000"]
+                 "-fno-omit-frame-pointer", "-DET_FUZZER", "-DET_MAX_STEPS=100000"]
     else:
         cc = shutil.which("gcc") or clang()
         if cc is None:
@@ -88,11 +92,11 @@ def build(kind: str = "sweep") -> Path:
     out.mkdir(parents=True, exist_ok=True)
     bake.schema_headers(out)
     (out / "ops_all.gen.c").write_text(kernels.all_ops_c())
-    inc = [f"-I{d}" for d in (ROOT / "firmware" / "runtime", ROOT / "firmware" / "kernels",
-                              ROOT / "firmware" / "boards", out)]
+    unit = buildenv.unit(config.load_board("host"), OPT, sources=sources() + [out / "ops_all.gen.c"],
+                         include_dirs=bake.include_dirs(out), gen_dir=out, with_bsp=False)
     tmp = exe.with_suffix(".tmp")
-    p = subprocess.run([cc, "-std=c11", *flags, *inc, *map(str, sources()), str(out / "ops_all.gen.c"), "-lm",
-                        "-o", str(tmp)], capture_output=True, text=True)
+    argv = unit.link_argv([], tmp, [*unit.compile_flags(flags), *map(str, unit.sources)], cc=cc)
+    p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"building the {kind} harness failed:\n{p.stderr[-4000:]}")
     tmp.replace(exe)   # atomic: a concurrent test never sees a half-written binary

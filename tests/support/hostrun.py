@@ -1,6 +1,7 @@
-"""Fast host loop for tests: bake a program, compile runtime + kernels + host board support with
-the native gcc (objects cached by content under .cache/hostrun), run it natively through the real
-runner and link, return its outputs.
+"""Fast host loop for tests: bake a program for the real host board and compile its build unit
+(etdeploy.buildenv.BuildUnit, the description SCons compiles) at -O1 with the sanitizers (objects
+cached by content under .cache/hostrun), run it natively through the real runner and link, return
+its outputs.
 
     run_host(pte, inputs=None | [np.ndarray, ...], method="forward") -> [np.ndarray, ...]
 """
@@ -10,30 +11,21 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
+from etdeploy import bake, config, session
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-
-from etdeploy import bake, runners  # noqa: E402
-from etdeploy.pte import read_program  # noqa: E402
-
 CACHE = ROOT / ".cache" / "hostrun"
-CFLAGS = ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-fno-omit-frame-pointer"]
+OPT = "1"
+EXTRA = ["-fno-omit-frame-pointer"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
 
 
-class HostBoard:
-    name = "host"
-    pointer_bytes = 8
-    placement = {}
-    regions = []
-
-    class emulator:
-        kind = "native"
+def host_board():
+    return config.load_board("host")
 
 
 def _digest(*parts) -> str:
@@ -53,33 +45,29 @@ def build(pte: Path, opts: dict | None = None, sanitize: bool = True) -> tuple[P
     key = _digest(pte.resolve(), sorted(opts.items()), sanitize)
     # one generated tree per pytest-xdist worker: two workers may bake the same program at once
     out = CACHE / "gen" / os.environ.get("PYTEST_XDIST_WORKER", "main") / key
-    res = bake.bake([pte], HostBoard(), out, opts)
+    res = bake.bake([pte], host_board(), out, opts)
+    unit = res.build_unit(OPT)
     # The runtime, kernel and board sources see only the bake tree's headers (the schema headers, the
     # same for every program): compiled against a copy of them kept by content, their objects serve
     # every program with the same options, and a program compiles just its own et_model.gen.c.
     shared = _shared_headers(out)
-    defines = [f"-D{k}={v}" for k, v in sorted(res.defines.items())]
-    base = CFLAGS + (SANITIZE if sanitize else [])
-    own = base + [f"-I{d}" for d in res.include_dirs] + defines
-    common = base + [f"-I{shared if d == out else d}" for d in res.include_dirs] + defines
-    bsp = sorted((ROOT / "firmware" / "boards" / "linux").glob("*.c"))
-    if not bsp:
-        raise RuntimeError("firmware/boards/linux has no board support yet")
+    extra = EXTRA + (SANITIZE if sanitize else [])
     hdr = _headers_digest()
     objs = []
-    for src in res.sources + bsp + [g for g in res.generated if g.suffix == ".c"]:
-        gen = out in src.parents
-        flags = own if gen else common
-        k = _digest(src.read_bytes(), flags, hdr, *([b.read_bytes() for b in res.depends] if gen else []))
+    for src in unit.sources:
+        gen = unit.is_generated(src)
+        imap = None if gen else {out: shared}
+        k = _digest(src.read_bytes(), unit.compile_flags(extra, imap), hdr,
+                    *([b.read_bytes() for b in unit.depends] if gen else []))
         obj = CACHE / "obj" / f"{src.stem}-{k}.o"
         if not obj.exists():
             obj.parent.mkdir(parents=True, exist_ok=True)
             tmp = obj.with_suffix(f".{os.getpid()}.tmp.o")   # workers may compile the same object
-            _cc(["gcc", *flags, "-c", str(src), "-o", str(tmp)])
+            _cc(unit.compile_argv(src, tmp, extra, imap))
             tmp.rename(obj)
         objs.append(obj)
     exe = out / "firmware"
-    _cc(["gcc", *(SANITIZE if sanitize else []), *map(str, objs), "-lm", "-o", str(exe)])
+    _cc(unit.link_argv(objs, exe, SANITIZE if sanitize else []))
     return exe, res.programs
 
 
@@ -119,7 +107,7 @@ def run_host(pte, inputs=None, method: str = "forward", opts: dict | None = None
     if inputs is not None:
         feed = [None] * len(prog.methods)
         feed[mi] = [np.asarray(a) for a in inputs]
-    res = runners.run(HostBoard(), exe, run_dir, timeout=timeout, inputs=feed, programs=progs, log=lambda m: None)
+    res = session.run(host_board(), exe, run_dir, timeout=timeout, inputs=feed, programs=progs, log=lambda m: None)
     outs = [o for o in res.outputs if o.method == mi]
     last_case = outs[-1].case if outs else None
     return [o.value for o in sorted((o for o in outs if o.case == last_case), key=lambda o: o.index)]

@@ -9,14 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import fbs, kernels
+from . import delegates, fbs, kernels
 from .errors import BakeError, MissingOperators, PlanDoesNotFit
 from .pte import ProgramInfo, read_program
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_DIR = ROOT / "firmware" / "runtime"
 BLOB_ALIGN = 64      # bundled programs need their embedded .pte 32-aligned (force_align), constants 16
-BACKENDS_WITH_DRIVER = {"EthosUBackend": "ethosu_driver"}
 
 
 @dataclass
@@ -29,10 +28,16 @@ class BakeResult:
     report: dict
     depends: list[Path] = field(default_factory=list)   # files the generated C includes by .incbin
     programs: list[ProgramInfo] = field(default_factory=list)
+    board: object = None
+    out_dir: Path | None = None
 
-
-def _ptr_bytes(board) -> int:
-    return int(getattr(board, "pointer_bytes", 4) or 4)
+    def build_unit(self, opt: str = "2"):
+        """The one C build description of this image (etdeploy.buildenv.BuildUnit): runtime, kernels,
+        generated C, then the board support; every compile of it (SCons, tests, benchmarks) uses it."""
+        from . import buildenv
+        gen_c = [g for g in self.generated if str(g).endswith(".c")]
+        return buildenv.unit(self.board, opt, sources=list(self.sources) + gen_c, include_dirs=self.include_dirs,
+                             defines=self.defines, depends=self.depends, gen_dir=self.out_dir)
 
 
 def struct_sizes(ptr: int) -> dict:
@@ -106,24 +111,19 @@ def _count_kernel_state(progs: list[ProgramInfo], cat: dict[str, kernels.Kernel]
             m.counts.kernel_state = sum(_a8(state[oi]) for oi, _ in m.kernel_calls if 0 <= oi < len(state))
 
 
-def _check_delegates(progs: list[ProgramInfo], opts: dict) -> set[str]:
-    needed = set()
+def _check_delegates(progs: list[ProgramInfo], opts: dict) -> dict[str, delegates.DelegateBackend]:
+    """The backend hook of every delegate the programs use, each checked for this build."""
+    known, needed = delegates.backends(), {}
     for p in progs:
         for m in p.methods:
             for d in m.delegates:
-                opt = BACKENDS_WITH_DRIVER.get(d.backend)
-                if opt is None:
+                hook = known.get(d.backend)
+                if hook is None:
                     raise BakeError(f"{p.path.name}: method '{m.name}' delegates to backend '{d.backend}', which "
                                     f"etdeploy has no runtime for. Export for the CPU instead (portable or "
                                     f"Cortex-M flow).")
-                if not opts.get(opt):
-                    raise BakeError(
-                        f"{p.path.name}: method '{m.name}' delegates {d.size} bytes to {d.backend} (the Ethos-U NPU). "
-                        f"This build has no NPU driver: pass {opt}=<path to Arm's ethos-u-core-driver> and run on "
-                        f"the FVP (runner=fvp; QEMU has no NPU), or export the model for the CPU with the Cortex-M "
-                        f"flow (etdeploy export <file.py>:<name> --board <b> --flow cortex_m). "
-                        f"{opt}=plan places the NPU buffers for the memory report without a driver (no run).")
-                needed.add(d.backend)
+                hook.check(p, m, d, opts)
+                needed[d.backend] = hook
     return needed
 
 
@@ -132,17 +132,15 @@ def _region_of(board, kind: str, opts: dict):
     name = None
     if kind in ("arena", "pool") and opts.get("arena_region"):
         name = opts["arena_region"]
-    place = getattr(board, "placement", None)
-    if name is None and place is not None:
-        name = place.get(kind) if isinstance(place, dict) else getattr(place, kind, None)
+    if name is None and board.placement is not None:
+        name = getattr(board.placement, kind, None)
     if name is None:
         return None, None
-    for r in getattr(board, "regions", None) or getattr(board, "memory", None) or []:
+    for r in board.regions:
         if r.name == name:
             return name, r.size
-    names = [r.name for r in getattr(board, "regions", None) or getattr(board, "memory", None) or []]
     raise BakeError(f"region '{name}' (for {kind}) is not a memory region of board "
-                    f"'{getattr(board, 'name', '?')}'; regions: {', '.join(names)}")
+                    f"'{board.name}'; regions: {', '.join(r.name for r in board.regions)}")
 
 
 def _check_fit(progs: list[ProgramInfo], board, opts: dict, ptr: int) -> dict:
@@ -168,17 +166,10 @@ def _check_fit(progs: list[ProgramInfo], board, opts: dict, ptr: int) -> dict:
     return {r: {"size": s, "need": t} for r, (s, t, _) in need.items()}
 
 
-def _delegate_report(p: ProgramInfo, d) -> dict:
+def _delegate_report(p: ProgramInfo, d, hooks: dict) -> dict:
     rep = {"backend": d.backend, "location": d.location, "index": d.index, "bytes": d.size,
            "compile_specs": {k: v.decode("utf-8", "replace") for k, v in d.compile_specs.items()}}
-    if d.backend == "EthosUBackend":
-        from . import vela_payload
-        v = vela_payload.parse(p.data[d.offset:d.offset + d.size])
-        rep["vela"] = {"command_stream_bytes": v.cmd_bytes, "weight_bytes": v.weight_bytes,
-                       "scratch_bytes": v.scratch_bytes,
-                       "inputs": [io.__dict__ | {"bytes": io.nbytes} for io in v.inputs],
-                       "outputs": [io.__dict__ | {"bytes": io.nbytes} for io in v.outputs]}
-    return rep
+    return rep | (hooks[d.backend].describe(p, d) if d.backend in hooks else {})
 
 
 def _c_str(s: str) -> str:
@@ -266,6 +257,11 @@ def runtime_sources() -> list[Path]:
     return sorted(RUNTIME_DIR.glob("*.c"))
 
 
+def include_dirs(out_dir: Path) -> list[Path]:
+    """Where the runtime, kernels and generated C find their headers (the bake tree last)."""
+    return [RUNTIME_DIR, ROOT / "firmware" / "boards", ROOT / "firmware" / "kernels", Path(out_dir)]
+
+
 def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) -> BakeResult:
     opts = dict(opts or {})
     if not pte_paths:
@@ -279,17 +275,15 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
     cat = _check_ops(progs)
     _count_kernel_state(progs, cat)
     backends = _check_delegates(progs, opts)
-    ptr = _ptr_bytes(board)
+    ptr = board.pointer_bytes
     fit = _check_fit(progs, board, opts, ptr)
     out_dir = Path(out_dir)
     gen = schema_headers(out_dir)
     blobs = [write_if_changed(out_dir / f"model_{i}{p.path.suffix}", p.data) for i, p in enumerate(progs)]
-    npu = None
-    if "EthosUBackend" in backends:   # NPU buffers by memory mode (npu_plan): C, sources, fit, report
-        from . import npu_plan
-        npu = npu_plan.bake_hook(progs, board, out_dir, opts, blobs, fit, _region_of(board, "model", opts)[0])
+    parts = {b: hook.contribute(progs, board, out_dir, opts, blobs, fit, _region_of(board, "model", opts)[0])
+             for b, hook in backends.items()}
     gen.append(write_if_changed(out_dir / "et_model.gen.c",
-                                render_model(progs, cat, blobs, opts) + (npu[4] if npu else "")))
+                                render_model(progs, cat, blobs, opts) + "".join(x.model_c for x in parts.values())))
     # The runner reads this to name operators in errors and to compare with expected outputs.
     write_if_changed(out_dir / "bake.json", __import__("json").dumps({"programs": [str(b) for b in blobs]}, indent=1))
     ops = {op for p in progs for m in p.methods for op in m.operators}
@@ -309,18 +303,18 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
             "methods": [{"name": m.name, "operators": m.operators, "instructions": m.instructions,
                          "arenas": {str(i): s for i, s in enumerate(m.arenas) if i},
                          "pool_bytes": pool_bytes(m.counts, ptr),
-                         "delegates": [_delegate_report(p, d) for d in m.delegates]}
+                         "delegates": [_delegate_report(p, d, backends) for d in m.delegates]}
                         for m in p.methods]} for p in progs],
         "fit": fit,
     }
     sources = runtime_sources() + kernels.sources_for(ops)
-    incs = [RUNTIME_DIR, ROOT / "firmware" / "boards", ROOT / "firmware" / "kernels", out_dir]
-    if npu:
-        gen += npu[0]
-        sources += npu[1]
-        incs += npu[2]
-        defines.update(npu[3])
-        report["npu"] = npu[5]
+    incs = include_dirs(out_dir)
+    for b, part in parts.items():
+        gen += part.generated
+        sources += part.sources
+        incs += part.include_dirs
+        defines.update(part.defines)
+        report[backends[b].report_key] = part.report
     sections = {"model": _region_of(board, "model", opts)[0], "arena": _region_of(board, "arena", opts)[0],
                 "pool": _region_of(board, "pool", opts)[0]}
-    return BakeResult(gen, sources, incs, defines, sections, report, blobs, progs)
+    return BakeResult(gen, sources, incs, defines, sections, report, blobs, progs, board, out_dir)

@@ -1,5 +1,5 @@
 """Ethos-U buffers: where the NPU's weights, scratch and fast scratch go, by memory mode, from the
-board's [npu] data; fit checks; and the C that places them (bake calls `bake_hook`).
+board's [npu] data; fit checks; and the C that places them (bake calls EthosUDelegate, its delegate hook).
 
 Vela's memory modes (its vela.ini, read from the installed package when present):
   Sram_Only       weights, scratch in SRAM (Axi0); no fast scratch
@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .delegates import BackendPart, DelegateBackend
 from .errors import BakeError, PlanDoesNotFit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -297,24 +298,50 @@ def driver_sources(path: str, board) -> tuple[list[Path], list[Path], dict]:
     return srcs, [root / "include", root / "src"], defines
 
 
-def bake_hook(progs, board, out_dir: Path, opts: dict, blobs: list[Path], fit: dict, model_region: str | None):
-    """What bake adds for Ethos-U delegates: (generated, sources, include_dirs, defines, model_asm, report)."""
-    npu = plan(progs, board, opts, model_region)
-    fit.update(check_fit(npu, board, fit))
-    check_runnable(npu, board, opts)
-    gen = Path(out_dir) / "et_npu.gen.c"
-    text = render_c(npu, blobs)
-    if not gen.exists() or gen.read_text() != text:
-        gen.parent.mkdir(parents=True, exist_ok=True)
-        gen.write_text(text)
-    n = board.npu
-    defines = {"ET_NPU_BASE": f"0x{n.base:08x}u" if getattr(n, "base", None) else "0u",
-               "ET_NPU_IRQ": str(getattr(n, "irq", -1) if getattr(n, "irq", None) is not None else -1)}
-    if npu.mode == PLAN_ONLY:
-        sources, incs = [BACKEND_DIR / "et_backend_ethosu_plan.c", BACKEND_DIR / "et_vela_blocks.c"], [BACKEND_DIR]
-        defines["ET_NPU_PLAN_ONLY"] = "1"
-    else:
-        srcs, incs, dd = driver_sources(str(opts["ethosu_driver"]), board)
-        sources, incs = [BACKEND_DIR / "et_backend_ethosu.c", BACKEND_DIR / "et_vela_blocks.c"] + srcs, [BACKEND_DIR] + incs
-        defines.update(dd)
-    return [gen], sources, incs, defines, render_model_asm(npu), report(npu)
+class EthosUDelegate(DelegateBackend):
+    """Bake's hook for programs delegated to the Ethos-U: the driver option, the Vela payload in the
+    report, and the NPU buffers placed by memory mode (C, sources, fit, report)."""
+    backend = "EthosUBackend"
+    report_key = "npu"
+    option = "ethosu_driver"
+
+    def check(self, program, method, delegate, opts: dict) -> None:
+        if not opts.get(self.option):
+            opt = self.option
+            raise BakeError(
+                f"{program.path.name}: method '{method.name}' delegates {delegate.size} bytes to {delegate.backend} "
+                f"(the Ethos-U NPU). This build has no NPU driver: pass {opt}=<path to Arm's ethos-u-core-driver> "
+                f"and run on the FVP (runner=fvp; QEMU has no NPU), or export the model for the CPU with the "
+                f"Cortex-M flow (etdeploy export <file.py>:<name> --board <b> --flow cortex_m). "
+                f"{opt}=plan places the NPU buffers for the memory report without a driver (no run).")
+
+    def describe(self, program, delegate) -> dict:
+        from . import vela_payload
+        v = vela_payload.parse(program.data[delegate.offset:delegate.offset + delegate.size])
+        return {"vela": {"command_stream_bytes": v.cmd_bytes, "weight_bytes": v.weight_bytes,
+                         "scratch_bytes": v.scratch_bytes,
+                         "inputs": [io.__dict__ | {"bytes": io.nbytes} for io in v.inputs],
+                         "outputs": [io.__dict__ | {"bytes": io.nbytes} for io in v.outputs]}}
+
+    def contribute(self, progs, board, out_dir: Path, opts: dict, blobs: list[Path], fit: dict,
+                   model_region: str | None) -> BackendPart:
+        npu = plan(progs, board, opts, model_region)
+        fit.update(check_fit(npu, board, fit))
+        check_runnable(npu, board, opts)
+        gen = Path(out_dir) / "et_npu.gen.c"
+        text = render_c(npu, blobs)
+        if not gen.exists() or gen.read_text() != text:
+            gen.parent.mkdir(parents=True, exist_ok=True)
+            gen.write_text(text)
+        n = board.npu
+        defines = {"ET_NPU_BASE": f"0x{n.base:08x}u" if getattr(n, "base", None) else "0u",
+                   "ET_NPU_IRQ": str(getattr(n, "irq", -1) if getattr(n, "irq", None) is not None else -1)}
+        if npu.mode == PLAN_ONLY:
+            sources, incs = [BACKEND_DIR / "et_backend_ethosu_plan.c", BACKEND_DIR / "et_vela_blocks.c"], [BACKEND_DIR]
+            defines["ET_NPU_PLAN_ONLY"] = "1"
+        else:
+            srcs, incs, dd = driver_sources(str(opts[self.option]), board)
+            sources = [BACKEND_DIR / "et_backend_ethosu.c", BACKEND_DIR / "et_vela_blocks.c"] + srcs
+            incs = [BACKEND_DIR] + incs
+            defines.update(dd)
+        return BackendPart([gen], sources, incs, defines, render_model_asm(npu), report(npu))
