@@ -4,27 +4,24 @@ schema and loaded into frozen dataclasses shared by SCons and the CLI.
 Unknown keys are rejected with the valid ones listed; sizes ("512K", "2M", 4096) and addresses are
 checked; memory regions may not overlap; `extends = "<board>"` starts from another board's data
 (tables merge key by key, lists and scalars replace). Code never compares a board's name: all that
-differs between boards is here."""
+differs between boards is here. The data classes and their schema (keys, kinds, choices) are in
+board_data.py; this module reads files against it."""
 from __future__ import annotations
 
-import os
 import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 
+from .board_data import (CYCLE_KINDS, EXIT_KINDS, IMAGE_KINDS, PLACEMENT_KINDS, TABLES, UART_KINDS,  # noqa: F401
+                         Board, Cycles, Emulator, Flash, Fvp, MemoryRegion, Npu, Placement, Toolchain, Uart,
+                         schema)
 from .errors import ConfigError, ToolchainMissing, UnknownBoard
 
 ROOT = Path(__file__).resolve().parents[2]
 BOARDS_DIR = ROOT / "boards"
 TOOLCHAINS_DIR = ROOT / "toolchains"
 
-PLACEMENT_KINDS = ("text", "rodata", "data", "bss", "stack", "model", "arena", "pool")
-UART_KINDS = ("cmsdk", "pl011", "semihost", "stdout")
-CYCLE_KINDS = ("dwt", "systick", "dwt-or-systick", "ccount", "clock_gettime")
-EXIT_KINDS = ("semihost", "simcall", "process", "halt")
-IMAGE_KINDS = ("bin", "hex", "uf2")
-EMULATOR_KINDS = ("native", "qemu-user", "qemu-system", "qemu-semihost", "fvp", "adb")
 
 
 # ---------------------------------------------------------------- value checks
@@ -82,238 +79,74 @@ def _choice(v, choices, what):
     return v
 
 
-# ---------------------------------------------------------------- data classes
-@dataclass(frozen=True)
-class MemoryRegion:
-    name: str
-    origin: int
-    size: int
-    attrs: str = "rwx"          # r/w/x as in a linker MEMORY line
-    load: bool = False          # holds load images (flash or RAM the loader fills): .data LMA goes here
-
-    @property
-    def end(self) -> int:
-        return self.origin + self.size
-
-    def contains(self, addr: int, size: int = 0) -> bool:
-        return self.origin <= addr and addr + size <= self.end
+# ---------------------------------------------------------------- reading against the schema
+def _choices(spec):
+    """A field's allowed values; 'run'/'flash': the registered runners with that capability."""
+    if isinstance(spec, str):
+        from . import runners
+        return tuple(runners.kinds(spec))
+    return tuple(spec)
 
 
-@dataclass(frozen=True)
-class Placement:
-    text: str
-    rodata: str
-    data: str
-    bss: str
-    stack: str
-    model: str
-    arena: str
-    pool: str
-    stack_size: int = 16 * 1024
-    data_load: str | None = None   # where .data's initial values live (default: the text region)
-
-    def get(self, kind: str, default=None):
-        return getattr(self, kind, default)
-
-    def regions(self) -> dict:
-        return {k: getattr(self, k) for k in PLACEMENT_KINDS}
-
-
-@dataclass(frozen=True)
-class Uart:
-    kind: str
-    base: int | None = None
-    clock_hz: int = 0
-    baud: int = 115200
-
-
-@dataclass(frozen=True)
-class Cycles:
-    kind: str
-    hz: int
+def _value(f, v, w: str, regions=()):
+    """One TOML value checked and converted as field f's metadata says."""
+    kind, choices, k = f.metadata.get("kind", "str"), f.metadata.get("choices"), f.name
+    if kind == "addr":
+        v = parse_addr(v, f"{w} {k}")
+    elif kind == "addr32":
+        v = parse_addr(v, f"{w} {k}", bits=32)
+    elif kind == "size":
+        v = parse_size(v, f"{w} {k}")
+    elif kind == "strs":
+        v = _str_list(v, f"{w} {k}")
+    elif kind == "bool":
+        v = bool(v)
+    elif kind == "int":
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ConfigError(f"{w}: '{k}' must be a int, got {v!r}")
+    elif kind == "region":
+        names = [r.name for r in regions]
+        if v not in names:
+            raise ConfigError(f"{w}: {k} = {v!r} is not a memory region; regions: {', '.join(sorted(names))}")
+    elif not isinstance(v, str):
+        raise ConfigError(f"{w}: '{k}' must be a str, got {v!r}")
+    if choices is not None:
+        allowed = _choices(choices)
+        for x in (v if kind == "strs" else (v,)):
+            if x not in allowed:
+                raise ConfigError(f"{w} {k}: {x!r} is not one of {', '.join(map(str, allowed))}")
+    return v
 
 
-@dataclass(frozen=True)
-class Emulator:
-    kind: str
-    binary: str = ""
-    args: tuple = ()
-    package: str = ""
-    machine: str = ""
-    cpu: str = ""
-
-
-@dataclass(frozen=True)
-class Fvp:
-    binary: str
-    board_prefix: str
-    macs_param: str = ""
-    params: tuple = ()
-
-
-@dataclass(frozen=True)
-class Npu:
-    kind: str
-    macs: int
-    system_config: str
-    memory_mode: str
-    target: str = ""            # vela/executorch target string, e.g. ethos-u55-128
-    # Where the NPU's buffers go (etdeploy.npu_plan): the regions it reaches as its SRAM (Vela's Axi0
-    # "Sram"), DRAM and flash (Axi1), and the fast scratch size for Dedicated_Sram modes (default:
-    # the mode's arena_cache_size, e.g. 384K for Dedicated_Sram_384KB).
-    sram_region: str = ""
-    dram_region: str = ""
-    flash_region: str = ""
-    fast_scratch_size: int = 0
-    base: int | None = None     # the NPU's register block and interrupt (the backend's driver init)
-    irq: int | None = None
-
-
-@dataclass(frozen=True)
-class Flash:
-    method: str
-    target: str = ""
-    interface: str = ""
-    target_cfg: str = ""
-    drive_label: str = ""
-    images_txt: str = ""
-    load_address: int = 0
-
-
-@dataclass(frozen=True)
-class Toolchain:
-    name: str
-    description: str
-    tool: str                   # site_scons tool that sets the environment up
-    prefix: str                 # e.g. arm-none-eabi-
-    cc: str = "gcc"
-    package: str = ""           # Debian package that provides it
-    env: str = ""               # env var naming an install dir (its bin_subdir holds the compiler)
-    bin_subdir: str = "bin"
-    cpu_flags: dict = field(default_factory=dict)
-    cflags: tuple = ()
-    ldflags: tuple = ()
-    libs: tuple = ()
-    linker_script: bool = True  # bare metal: link with the board's rendered script
-
-    def compiler(self) -> str:
-        return self.prefix + self.cc
-
-    def search_dirs(self) -> list[str]:
-        base = os.environ.get(self.env) if self.env else None
-        return [str(Path(base) / self.bin_subdir)] if base else []
-
-    def locate(self) -> Path | None:
-        """The compiler's path, or None when it is not installed."""
-        from .proc import which
-        hit = which(self.compiler(), self.search_dirs())
-        return Path(hit) if hit else None
-
-    def require(self) -> Path:
-        p = self.locate()
-        if p is None:
-            detail = f"${self.env} is set but holds no {self.compiler()}" if self.env and os.environ.get(self.env) \
-                else ""
-            raise ToolchainMissing(self.name, self.compiler(), self.package or None, self.env or None, detail)
-        return p
-
-
-@dataclass(frozen=True)
-class Board:
-    name: str
-    description: str
-    cpu: str
-    family: str                 # firmware/boards/<family>/
-    toolchains: tuple           # preference order; the first one installed is used
-    pointer_bytes: int
-    regions: tuple              # MemoryRegion, in file order
-    placement: Placement | None
-    uart: Uart
-    cycles: Cycles
-    exit: str
-    arch_flags: tuple = ()
-    fpu: bool = False
-    images: tuple = ()
-    defines: dict = field(default_factory=dict)
-    emulator: Emulator | None = None
-    fvp: Fvp | None = None
-    npu: Npu | None = None
-    flash: Flash | None = None
-    uf2_family: int | None = None
-    extends: str | None = None
-    path: Path | None = None
-
-    @property
-    def memory(self) -> tuple:
-        return self.regions
-
-    @property
-    def toolchain(self) -> str:
-        return self.toolchains[0]
-
-    def region(self, name: str) -> MemoryRegion:
-        for r in self.regions:
-            if r.name == name:
-                return r
-        raise ConfigError(f"board '{self.name}' has no memory region '{name}'; regions: "
-                          f"{', '.join(r.name for r in self.regions) or '(none)'}")
-
-
-# ---------------------------------------------------------------- schema
-_BOARD_KEYS = {"description", "cpu", "family", "toolchain", "pointer_bytes", "memory", "placement", "uart",
-               "cycles", "exit", "arch_flags", "fpu", "images", "defines", "emulator", "fvp", "npu", "flash",
-               "extends", "uf2_family"}
-_REGION_KEYS = {"name", "origin", "size", "attrs", "load"}
-_PLACEMENT_KEYS = set(PLACEMENT_KINDS) | {"stack_size", "data_load"}
-_TABLES = {
-    "uart": (Uart, {"kind": str}, {"base": "addr", "clock_hz": int, "baud": int}),
-    "cycles": (Cycles, {"kind": str, "hz": int}, {}),
-    "emulator": (Emulator, {"kind": str}, {"binary": str, "args": list, "package": str, "machine": str, "cpu": str}),
-    "fvp": (Fvp, {"binary": str, "board_prefix": str}, {"macs_param": str, "params": list}),
-    "npu": (Npu, {"kind": str, "macs": int, "system_config": str, "memory_mode": str},
-            {"target": str, "sram_region": str, "dram_region": str, "flash_region": str, "fast_scratch_size": "size",
-             "base": "addr", "irq": int}),
-    "flash": (Flash, {"method": str}, {"target": str, "interface": str, "target_cfg": str, "drive_label": str,
-                                       "images_txt": str, "load_address": "addr"}),
-}
-_TOOLCHAIN_KEYS = {"description", "tool", "prefix", "cc", "package", "env", "bin_subdir", "cpu_flags", "cflags",
-                   "ldflags", "libs", "linker_script"}
-
-
-def _table(name: str, raw, where: str):
-    cls, req, opt = _TABLES[name]
+def _table(name: str, raw, where: str, regions=()):
+    """A [name] table read into its data class (board_data.TABLES) by the class's schema."""
+    cls = TABLES[name]
+    req, opt = schema(cls)
     w = f"{where} [{name}]"
     if not isinstance(raw, dict):
         raise ConfigError(f"{w}: expected a table")
     _check_keys(raw, set(req) | set(opt), w)
     kw = {}
-    for k, t in {**req, **opt}.items():
+    for k, f in {**req, **opt}.items():
         if k not in raw:
             if k in req:
-                raise ConfigError(f"{w}: missing required key '{k}'")
+                what = " (a memory region name)" if f.metadata.get("kind") == "region" else ""
+                raise ConfigError(f"{w}: missing required key '{k}'{what}")
             continue
-        v = raw[k]
-        if t == "addr":
-            v = parse_addr(v, f"{w} {k}")
-        elif t == "size":
-            v = parse_size(v, f"{w} {k}")
-        elif t is list:
-            v = _str_list(v, f"{w} {k}")
-        elif not isinstance(v, t) or isinstance(v, bool) and t is int:
-            raise ConfigError(f"{w}: '{k}' must be a {t.__name__}, got {v!r}")
-        kw[k] = v
+        kw[f.name] = _value(f, raw[k], w, regions)
     return cls(**kw)
 
 
 def _regions(raw, where: str) -> tuple:
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{where}: [[memory]] must list at least one region")
+    req, opt = schema(MemoryRegion)
     out = []
     for i, r in enumerate(raw):
         w = f"{where} memory[{i}]"
         if not isinstance(r, dict):
             raise ConfigError(f"{w}: expected a table")
-        _check_keys(r, _REGION_KEYS, w)
+        _check_keys(r, set(req) | set(opt), w)
         name = _need(r, "name", w)
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ConfigError(f"{w}: region name {name!r} must be an identifier")
@@ -337,24 +170,8 @@ def _regions(raw, where: str) -> tuple:
     return tuple(out)
 
 
-def _placement(raw, regions, where: str) -> Placement:
-    w = f"{where} [placement]"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{w}: expected a table")
-    _check_keys(raw, _PLACEMENT_KEYS, w)
-    names = {r.name for r in regions}
-    kw = {}
-    for k in PLACEMENT_KINDS + ("data_load",):
-        if k not in raw:
-            if k == "data_load":
-                continue
-            raise ConfigError(f"{w}: missing required key '{k}' (a memory region name)")
-        if raw[k] not in names:
-            raise ConfigError(f"{w}: {k} = {raw[k]!r} is not a memory region; regions: {', '.join(sorted(names))}")
-        kw[k] = raw[k]
-    if "stack_size" in raw:
-        kw["stack_size"] = parse_size(raw["stack_size"], f"{w} stack_size")
-    return Placement(**kw)
+_BOARD_REQ, _BOARD_OPT = schema(Board)
+_BOARD_KEYS = set(_BOARD_REQ) | set(_BOARD_OPT)
 
 
 def _merge(base: dict, over: dict) -> dict:
@@ -412,7 +229,6 @@ def load_board(name: str, boards_dir: Path | str | None = None) -> Board:
     raw = _raw_board(name, boards_dir)
     where = str(boards_dir / f"{name}.toml")
     regions = _regions(raw.get("memory"), where) if raw.get("memory") is not None else ()
-    placement = _placement(raw["placement"], regions, where) if "placement" in raw else None
     family = _need(raw, "family", where)
     if not (ROOT / "firmware" / "boards" / family).is_dir() and boards_dir == BOARDS_DIR:
         raise ConfigError(f"{where}: family '{family}' has no firmware/boards/{family}/")
@@ -420,45 +236,35 @@ def load_board(name: str, boards_dir: Path | str | None = None) -> Board:
     tcs = (tc,) if isinstance(tc, str) else _str_list(tc, f"{where} toolchain") if tc is not None else ()
     if not tcs:
         raise ConfigError(f"{where}: missing required key 'toolchain'")
-    pb = _need(raw, "pointer_bytes", where, int)
-    if pb not in (4, 8):
-        raise ConfigError(f"{where}: pointer_bytes must be 4 or 8, got {pb}")
-    uart = _table("uart", _need(raw, "uart", where, dict), where)
-    _choice(uart.kind, UART_KINDS, f"{where} [uart] kind")
+    kw = {"name": name, "family": family, "toolchains": tcs, "regions": regions, "path": boards_dir / f"{name}.toml"}
+    for k, f in {**_BOARD_REQ, **_BOARD_OPT}.items():
+        if f.name in kw:
+            continue
+        if k not in raw:
+            if k in _BOARD_REQ:
+                raise ConfigError(f"{where}: missing required key '{k}'")
+            continue
+        kind = f.metadata.get("kind")
+        if kind == "table":
+            kw[f.name] = _table(k, raw[k], where, regions)
+        elif kind == "defines":
+            d = raw[k]
+            if not isinstance(d, dict) or not all(isinstance(v, (str, int)) and not isinstance(v, bool)
+                                                  for v in d.values()):
+                raise ConfigError(f"{where}: defines must be a table of strings or integers")
+            kw[f.name] = dict(d)
+        elif k == "pointer_bytes" and raw[k] not in (4, 8):
+            raise ConfigError(f"{where}: pointer_bytes must be 4 or 8, got {raw[k]}")
+        else:
+            kw[f.name] = _value(f, raw[k], where, regions)
+    uart = kw["uart"]
     if uart.kind in ("cmsdk", "pl011") and uart.base is None:
         raise ConfigError(f"{where} [uart]: kind '{uart.kind}' needs base = <address>")
-    cycles = _table("cycles", _need(raw, "cycles", where, dict), where)
-    _choice(cycles.kind, CYCLE_KINDS, f"{where} [cycles] kind")
-    images = _str_list(raw.get("images", []), f"{where} images")
-    for im in images:
-        _choice(im, IMAGE_KINDS, f"{where} images")
-    defines = raw.get("defines", {})
-    if not isinstance(defines, dict) or not all(isinstance(v, (str, int)) and not isinstance(v, bool)
-                                                for v in defines.values()):
-        raise ConfigError(f"{where}: defines must be a table of strings or integers")
-    emu = _table("emulator", raw["emulator"], where) if "emulator" in raw else None
-    if emu is not None:
-        _choice(emu.kind, EMULATOR_KINDS, f"{where} [emulator] kind")
-    tables = {k: _table(k, raw[k], where) for k in ("fvp", "npu", "flash") if k in raw}
-    npu = tables.get("npu")
-    for k in ("sram_region", "dram_region", "flash_region"):
-        if npu is not None and getattr(npu, k) and getattr(npu, k) not in {r.name for r in regions}:
-            raise ConfigError(f"{where} [npu] {k}: '{getattr(npu, k)}' is not a memory region; regions: "
-                              f"{', '.join(r.name for r in regions)}")
-    uf2 = raw.get("uf2_family")
-    if uf2 is not None:
-        uf2 = parse_addr(uf2, f"{where} uf2_family", bits=32)
-    if "uf2" in images and uf2 is None:
+    if "uf2" in kw.get("images", ()) and kw.get("uf2_family") is None:
         raise ConfigError(f"{where}: images has 'uf2' but no uf2_family = <UF2 family id>")
-    if regions and placement is None:
+    if regions and kw.get("placement") is None:
         raise ConfigError(f"{where}: a board with [[memory]] regions needs a [placement] table")
-    return Board(
-        name=name, description=raw.get("description", ""), cpu=_need(raw, "cpu", where), family=family,
-        toolchains=tcs, pointer_bytes=pb, regions=regions, placement=placement, uart=uart, cycles=cycles,
-        exit=_choice(_need(raw, "exit", where), EXIT_KINDS, f"{where} exit"),
-        arch_flags=_str_list(raw.get("arch_flags", []), f"{where} arch_flags"), fpu=bool(raw.get("fpu", False)),
-        images=images, defines=dict(defines), emulator=emu, uf2_family=uf2, extends=raw.get("extends"),
-        path=boards_dir / f"{name}.toml", **tables)
+    return Board(**kw)
 
 
 def load_boards(boards_dir: Path | str | None = None) -> list[Board]:
@@ -476,21 +282,21 @@ def load_toolchain(name: str, toolchains_dir: Path | str | None = None) -> Toolc
         raise ConfigError(f"unknown toolchain '{name}'; toolchains: {', '.join(toolchain_names(d))}")
     raw = _read_toml(path, "toolchain")
     where = str(path)
-    _check_keys(raw, _TOOLCHAIN_KEYS, where)
-    cpu_flags = raw.get("cpu_flags", {})
-    if not isinstance(cpu_flags, dict):
-        raise ConfigError(f"{where}: cpu_flags must be a table cpu -> [flags]")
-    kw = {k: raw[k] for k in ("cc", "package", "env", "bin_subdir") if k in raw}
-    for k, v in kw.items():
-        if not isinstance(v, str):
-            raise ConfigError(f"{where}: '{k}' must be a string")
-    return Toolchain(
-        name=name, description=raw.get("description", ""), tool=_need(raw, "tool", where),
-        prefix=raw.get("prefix", ""), cpu_flags={c: _str_list(f, f"{where} cpu_flags.{c}") for c, f in cpu_flags.items()},
-        cflags=_str_list(raw.get("cflags", []), f"{where} cflags"),
-        ldflags=_str_list(raw.get("ldflags", []), f"{where} ldflags"),
-        libs=_str_list(raw.get("libs", []), f"{where} libs"), linker_script=bool(raw.get("linker_script", True)),
-        **kw)
+    req, opt = schema(Toolchain)
+    _check_keys(raw, set(req) | set(opt), where)
+    kw = {"name": name}
+    for k, f in {**req, **opt}.items():
+        if k not in raw:
+            if k in req:
+                raise ConfigError(f"{where}: missing required key '{k}'")
+            continue
+        if f.metadata.get("kind") == "cpu_flags":
+            if not isinstance(raw[k], dict):
+                raise ConfigError(f"{where}: cpu_flags must be a table cpu -> [flags]")
+            kw[f.name] = {c: _str_list(v, f"{where} cpu_flags.{c}") for c, v in raw[k].items()}
+        else:
+            kw[f.name] = _value(f, raw[k], where)
+    return Toolchain(**kw)
 
 
 def board_toolchain(board: Board, require: bool = True) -> Toolchain:
@@ -525,9 +331,7 @@ def bsp_defines(board: Board) -> dict:
         d["BSP_UART_BASE"] = f"0x{board.uart.base:08x}u"
     if board.uart.clock_hz:
         d["BSP_UART_CLOCK_HZ"] = f"{board.uart.clock_hz}u"
-    kinds = {"dwt": ["DWT"], "systick": ["SYSTICK"], "dwt-or-systick": ["DWT", "SYSTICK"],
-             "ccount": ["CCOUNT"], "clock_gettime": ["CLOCK_GETTIME"]}[board.cycles.kind]
-    for k in kinds:
+    for k in CYCLE_KINDS[board.cycles.kind]:
         d[f"BSP_CYCLES_{k}"] = 1
     d.update(board.defines)
     return d
