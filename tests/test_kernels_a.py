@@ -284,7 +284,8 @@ def mathexe(request, tmp_path_factory):
     extra = ["-DETMATH_NO_HW"] if request.param == "soft" else []
     subprocess.run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
                     "-fno-sanitize-recover=undefined", *extra, f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
-                    str(d / "drv.c"), str(KDIR / "etmath.c"), str(KDIR / "kernel_util.c"), "-o", str(exe)],
+                    str(d / "drv.c"), str(KDIR / "etmath.c"), str(KDIR / "kernel_util.c"),
+                    str(ROOT / "firmware" / "runtime" / "et_tensor.c"), "-o", str(exe)],
                    check=True, capture_output=True)
 
     def run(fn, x, out_dtype=np.float32):

@@ -4,6 +4,7 @@
 #ifndef ET_KERNEL_H
 #define ET_KERNEL_H
 #include "et_types.h"
+#include "et_tensor.h"
 
 typedef struct et_kctx {
   const char *op_name;     /* for error messages; may be NULL in size-optimised builds */
@@ -32,13 +33,6 @@ typedef et_status (*et_kernel_fn)(et_kctx *ctx, et_value *const *args, uint32_t 
 static inline bool et_is_tensor(const et_value *v) { return v && v->tag == ET_TAG_TENSOR; }
 static inline bool et_is_none(const et_value *v) { return !v || v->tag == ET_TAG_NONE; }
 
-/* Scalars: Int/Bool/Double values. Conversions do no double arithmetic (soft helpers). */
-int64_t et_value_as_int(const et_value *v);
-float et_value_as_float(const et_value *v);   /* Int, Bool or Double -> float */
-bool et_value_is_floating(const et_value *v);
-float et_double_bits_to_float(uint64_t bits);
-uint64_t et_float_to_double_bits(float f);
-
 /* Int list items (sizes, dims, strides, padding ...). Returns NULL if v is not an int list. */
 static inline const int64_t *et_int_list(const et_value *v, uint32_t *len) {
   if (!v || v->tag != ET_TAG_INT_LIST) { *len = 0; return NULL; }
@@ -51,30 +45,9 @@ static inline et_tensor *const *et_tensor_list(const et_value *v, uint32_t *len)
   return (et_tensor *const *)v->u.list->items;
 }
 
-/* ---- tensors ---- */
-size_t et_dtype_size(uint32_t dtype);             /* 0 for unknown */
-bool et_dtype_is_float(uint32_t dtype);           /* HALF, FLOAT, DOUBLE, BFLOAT16 */
-bool et_dtype_is_int(uint32_t dtype);             /* BYTE..LONG, QINT*, UINT* (not BOOL) */
-int64_t et_numel(const et_tensor *t);
-size_t et_nbytes(const et_tensor *t);
-bool et_is_contiguous(const et_tensor *t);        /* dim_order is 0..n-1 */
-/* Set out's shape; fails with ET_ERR_OUT_OF_MEMORY if it exceeds the planned capacity and with
- * ET_ERR_INVALID_ARGUMENT if a static tensor would change shape. */
-et_status et_resize(et_tensor *out, uint32_t ndim, const int32_t *sizes);
-et_status et_resize_like(et_tensor *out, const et_tensor *like);
-/* Normalise a possibly negative dim; returns -1 when out of range. */
-int32_t et_wrap_dim(int64_t dim, uint32_t ndim);
+/* ---- tensors: the basics are et_tensor.h's; broadcasting is kernel_util.c's ---- */
 /* Broadcast shapes a and b (PyTorch rules) into out_sizes; returns ndim or -1. */
 int32_t et_broadcast_shape(const et_tensor *a, const et_tensor *b, int32_t *out_sizes);
-
-/* Generic element access by flat (contiguous) index, for slow paths and type promotion. */
-float et_load_f(const et_tensor *t, int64_t i);
-int64_t et_load_i(const et_tensor *t, int64_t i);
-void et_store_f(et_tensor *t, int64_t i, float v);
-void et_store_i(et_tensor *t, int64_t i, int64_t v);
-
-/* PyTorch type promotion for two tensor dtypes (no dimension-category rules). */
-uint32_t et_promote_types(uint32_t a, uint32_t b);
 
 #define ET_CHECK(cond, code) do { if (!(cond)) return (code); } while (0)
 #define ET_CHECK_ARGS(n) ET_CHECK(nargs >= (n), ET_ERR_INVALID_ARGUMENT)
