@@ -14,10 +14,11 @@ from elftools.elf.elffile import ELFFile
 
 from conftest import need_tool
 from etdeploy import config, images
+from support import suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SCONS = [sys.executable, "-m", "SCons", "-Q"]
-BOARDS = [b.name for b in config.load_boards()]
+BOARDS = suite.all_boards()
 RUNS_HERE = ["corstone300", "mps2-an386", "xtensa-sim", "android-arm64", "host"]
 
 

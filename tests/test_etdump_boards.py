@@ -10,8 +10,7 @@ import pytest
 from etdeploy import etdump, fbs
 from etdeploy.pte import read_program
 from support.boardrun import BUILD, build_and_run
-from test_models_boards import require_board
-from test_models_host import MODELS
+from support.suite import MODELS, require_board
 
 pytestmark = pytest.mark.emu
 

@@ -9,7 +9,7 @@ import pytest
 from etdeploy import etdump
 from etdeploy.pte import read_program
 from support.hostrun import build, run_host
-from test_models_host import MODELS, cpu_fixtures
+from support.suite import MODELS, cpu_fixtures
 
 
 def kernel_instructions(pte, mi=0):

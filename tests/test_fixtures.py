@@ -7,19 +7,17 @@
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from models import manifest as mf   # tests/models/manifest.py
+from support import program_diff
+from support.compare import assert_close
+
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "tests" / "models"
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(MODELS))
-
-import manifest as mf  # noqa: E402
-from support import program_diff  # noqa: E402
 
 MANIFEST = mf.load(MODELS / "manifest.json")
 FILES = sorted(MANIFEST["files"])
@@ -74,7 +72,7 @@ def test_corpus_small_and_complete():
 
 @pytest.mark.unit
 def test_required_operators_covered():
-    from corpus_ops import REQUIRED
+    from models.corpus_ops import REQUIRED
     present = {op for m in MANIFEST["models"].values() for meth in m["methods"].values()
                for op in meth["operators"]}
     missing = [k for k, alts in REQUIRED.items() if not any(a in present for a in alts)]
@@ -170,7 +168,7 @@ CALIBRATED = {"pt2e", "cortex_m", "ethos_u"}
 @pytest.mark.slow
 @needs_executorch
 def test_reexport_reproduces_manifest(tmp_path):
-    import export
+    from models import export
     entries = export.export_all(tmp_path, manifest=False)
     assert sorted(entries) == MODEL_NAMES
     check_reexport(tmp_path, entries)
@@ -212,7 +210,7 @@ def _assert_same_arrays(new, old, what: str) -> None:
         x, y = new[k], old[k]
         assert x.dtype == y.dtype and x.shape == y.shape, (what, k)
         if np.issubdtype(x.dtype, np.floating):
-            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6, err_msg=f"{what} {k}")
+            assert_close([x], [y], f"{what} {k}", rtol=1e-5, atol=1e-6)
         else:
             assert np.array_equal(x, y), (what, k)
 
@@ -237,6 +235,6 @@ def _assert_same_bundle(new: Path, old: Path, calibrated: bool):
                 x, y = np.asarray(x), np.asarray(y)
                 assert x.dtype == y.dtype and x.shape == y.shape, (new.name, m, k)
                 if np.issubdtype(x.dtype, np.floating):
-                    np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6, err_msg=f"{new.name} {m} case {k}")
+                    assert_close([x], [y], f"{new.name} {m} case {k}", rtol=1e-5, atol=1e-6)
                 else:
                     assert np.array_equal(x, y), (new.name, m, k)

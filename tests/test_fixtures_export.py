@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-
-from etdeploy import exporting  # noqa: E402
-from etdeploy.errors import EtdeployError  # noqa: E402
+from etdeploy import exporting
+from etdeploy.errors import EtdeployError
 
 
 @pytest.mark.unit

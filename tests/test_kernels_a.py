@@ -7,17 +7,18 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from support import suite
+from support.compare import assert_close
+
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "kernels_a"
 KDIR = ROOT / "firmware" / "kernels"
-sys.path.insert(0, str(ROOT / "tools"))
 
 # name -> (forward body with inputs a, b, c..., input specs (shape, dtype, kind))
 # kinds: "n" normal floats, "p" positive floats, "i" ints in [-9, 9], "b" bools, "s" small ints [1, 4]
@@ -162,24 +163,7 @@ def _export(name: str) -> Path:
 
 
 def _compare(ours, ref, what):
-    assert len(ours) == len(ref), f"{what}: {len(ours)} outputs, reference has {len(ref)}"
-    for k, (o, r) in enumerate(zip(ours, ref)):
-        o, r = np.asarray(o), np.asarray(r)
-        if r.shape == () and o.shape == (1,):  # 0-d outputs: the host link may deliver them as [1]
-            o = o.reshape(())
-        assert o.shape == r.shape, f"{what}[{k}]: shape {o.shape} != {r.shape}"
-        assert o.dtype == r.dtype, f"{what}[{k}]: dtype {o.dtype} != {r.dtype}"
-        if np.issubdtype(r.dtype, np.floating):
-            o64, r64 = o.astype(np.float64), r.astype(np.float64)
-            assert np.array_equal(np.isnan(o64), np.isnan(r64)), f"{what}[{k}]: NaN positions differ"
-            inf = np.isinf(r64)
-            assert np.array_equal(o64[inf], r64[inf]), f"{what}[{k}]: infinities differ\nours={o}\nref={r}"
-            fin = np.isfinite(r64)
-            scale = max(1.0, float(np.max(np.abs(r64[fin]), initial=0.0)))
-            err = float(np.max(np.abs(o64[fin] - r64[fin]), initial=0.0))
-            assert err <= 1e-5 * scale, f"{what}[{k}]: max abs err {err:g} (scale {scale:g})\nours={o}\nref={r}"
-        else:
-            assert np.array_equal(o, r), f"{what}[{k}]: values differ\nours={o}\nref={r}"
+    assert_close(ours, ref, what, scale_floor=1.0)   # 1e-5 of max(1, |ref|)
 
 
 def _run_ours(bpte: Path) -> list[np.ndarray]:
@@ -205,18 +189,7 @@ def test_kernel_case(name):
     _compare(_run_ours(d / "model.bpte"), ref, name)
 
 
-REQUIRED_OPS = {
-    "aten::add.out", "aten::sub.out", "aten::mul.out", "aten::div.out", "aten::div.out_mode",
-    "aten::lt.Tensor_out", "aten::le.Scalar_out", "aten::eq.Tensor_out", "aten::ne.Scalar_out",
-    "aten::gt.Tensor_out", "aten::ge.Tensor_out", "aten::logical_not.out", "aten::where.self_out",
-    "aten::relu.out", "aten::hardtanh.out", "aten::sigmoid.out", "aten::tanh.out", "aten::gelu.out",
-    "aten::clamp.out", "aten::clamp.Tensor_out", "aten::neg.out", "aten::abs.out",
-    "aten::_softmax.out", "aten::_log_softmax.out", "aten::mean.out", "aten::sum.IntList_out", "aten::amax.out",
-    "aten::permute_copy.out", "aten::view_copy.out", "aten::squeeze_copy.dims_out", "aten::unsqueeze_copy.out",
-    "aten::expand_copy.out", "aten::slice_copy.Tensor_out", "aten::select_copy.int_out", "aten::cat.out",
-    "aten::split_with_sizes_copy.out", "aten::constant_pad_nd.out", "aten::full.out", "aten::full_like.out",
-    "dim_order_ops::_clone_dim_order.out", "dim_order_ops::_to_dim_order_copy.out",
-}
+REQUIRED_OPS = suite.REQUIRED_OPS["test_kernels_a"]
 
 
 @pytest.mark.build
@@ -530,7 +503,7 @@ def test_cases_on_corstone300():
     """All cases in one image on the Cortex-M55 (QEMU mps3-an547), where the Helium paths (strided
     copies with gather loads, ...) run: each program's outputs against the same references."""
     from support.boardrun import outputs_per_program
-    from test_models_boards import require_board
+    from support.suite import require_board
     require_board("corstone300")
     names = sorted(CASES)
     dirs = [_export(n) for n in names]

@@ -11,16 +11,17 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from support import suite
+from support.compare import assert_close
+
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "kernels_b"
 KDIR = ROOT / "firmware" / "kernels"
-sys.path.insert(0, str(ROOT / "tools"))
 
 F, I64, I32 = "float32", "int64", "int32"
 # kinds: n normal, u uniform [-1, 1), i indices in [0, 10), cl normal channels_last (4-d)
@@ -521,24 +522,7 @@ def _export(name: str) -> Path:
 
 
 def _compare(ours, ref, what, exact):
-    worst = 0.0
-    assert len(ours) == len(ref), f"{what}: {len(ours)} outputs, reference has {len(ref)}"
-    for k, (o, r) in enumerate(zip(ours, ref)):
-        o, r = np.asarray(o), np.asarray(r)
-        assert o.shape == r.shape, f"{what}[{k}]: shape {o.shape} != {r.shape}"
-        assert o.dtype == r.dtype, f"{what}[{k}]: dtype {o.dtype} != {r.dtype}"
-        if np.issubdtype(r.dtype, np.floating) and not exact:
-            o64, r64 = o.astype(np.float64), r.astype(np.float64)
-            assert np.array_equal(np.isnan(o64), np.isnan(r64)), f"{what}[{k}]: NaN positions differ"
-            fin = ~np.isnan(r64)
-            scale = max(1.0, float(np.max(np.abs(r64[fin]), initial=0.0)))
-            err = float(np.max(np.abs(o64[fin] - r64[fin]), initial=0.0))
-            worst = max(worst, err / scale)
-            assert err <= 1e-5 * scale, f"{what}[{k}]: max abs err {err:g} (scale {scale:g})\nours={o}\nref={r}"
-        else:
-            bad = ~((o == r) | (np.isnan(o) & np.isnan(r)) if np.issubdtype(r.dtype, np.floating) else (o == r))
-            assert not bad.any(), f"{what}[{k}]: {int(bad.sum())} of {o.size} values differ\nours={o[bad][:10]}\nref={r[bad][:10]}"
-    return worst
+    return assert_close(ours, ref, what, scale_floor=1.0, exact=exact)   # 1e-5 of max(1, |ref|)
 
 
 @pytest.mark.build
@@ -553,18 +537,7 @@ def test_kernel_case(name):
     print(f"{name}: max relative err {worst:.3g}")
 
 
-REQUIRED_OPS = {
-    "aten::convolution.out", "aten::addmm.out", "aten::mm.out", "aten::bmm.out", "aten::linear.out",
-    "aten::max_pool2d_with_indices.out", "aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
-    "aten::native_layer_norm.out", "aten::_native_batch_norm_legit_no_training.out", "aten::embedding.out",
-    "quantized_decomposed::quantize_per_tensor.out", "quantized_decomposed::dequantize_per_tensor.out",
-    "quantized_decomposed::quantize_per_tensor.Tensor_out", "quantized_decomposed::dequantize_per_tensor.Tensor_out",
-    "quantized_decomposed::quantize_per_channel.out", "quantized_decomposed::dequantize_per_channel.out",
-    "cortex_m::quantize_per_tensor.out", "cortex_m::dequantize_per_tensor.out", "cortex_m::quantized_linear.out",
-    "cortex_m::quantized_conv2d.out", "cortex_m::quantized_depthwise_conv2d.out", "cortex_m::quantized_add.out",
-    "cortex_m::quantized_mul.out", "cortex_m::quantized_max_pool2d.out", "cortex_m::quantized_avg_pool2d.out",
-    "cortex_m::softmax.out", "cortex_m::transpose.out", "cortex_m::pad.out",
-}
+REQUIRED_OPS = suite.REQUIRED_OPS["test_kernels_b"]
 
 
 @pytest.mark.build
@@ -616,7 +589,7 @@ def test_cases_on_corstone300():
     """All cases in one image on the Cortex-M55 (QEMU mps3-an547): the Helium paths only run there.
     Outputs of each program's bundled case against the same references as on the host."""
     from support.boardrun import outputs_per_program
-    from test_models_boards import require_board
+    from support.suite import require_board
     require_board("corstone300")
     names = sorted(CASES)
     dirs = [_export(n) for n in names]

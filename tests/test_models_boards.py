@@ -7,25 +7,11 @@ to the byte."""
 import numpy as np
 import pytest
 
-from etdeploy import config
-from conftest import need_tool
 from support.boardrun import build_and_run
 from support.compare import assert_close
-from test_models_host import MODELS, cpu_fixtures
-
-RUN_BOARDS = ["corstone300", "mps2-an386", "xtensa-sim", "android-arm64", "host"]
+from support.suite import MODELS, RUN_BOARDS, cpu_fixtures, require_board
 # Soft-float Xtensa runs the big float models slowly; they are covered on the other boards.
 SLOW_ON = {"xtensa-sim": {"mlp", "mlp_pt2e"}}
-
-
-def require_board(name):
-    """Skip (fail on CI) unless the board's compiler and emulator are installed."""
-    b = config.load_board(name)
-    tc = config.board_toolchain(b, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    if b.emulator and b.emulator.binary:
-        need_tool(b.emulator.binary, b.emulator.package)
 
 
 def board_param(boards):

@@ -9,20 +9,7 @@ import pytest
 
 from support.compare import assert_close
 from support.hostrun import build, run_host
-
-ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "tests" / "models"
-
-
-def cpu_fixtures():
-    man = MODELS / "manifest.json"
-    if not man.exists():
-        return []
-    doc = json.loads(man.read_text())
-    entries = doc.get("files", doc) if isinstance(doc, dict) else doc
-    names = sorted({Path(k).stem for k in (entries if isinstance(entries, dict) else [e["file"] for e in entries])
-                    if k.endswith(".pte") and "ethos" not in k})
-    return names
+from support.suite import MODELS, ROOT, cpu_fixtures  # noqa: F401
 
 
 def reference(name, inputs=None):

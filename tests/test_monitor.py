@@ -8,8 +8,7 @@ import pytest
 
 from etdeploy.runners.qemu import free_port
 from support.boardrun import BUILD, scons
-from test_models_boards import require_board
-from test_models_host import MODELS
+from support.suite import MODELS, require_board
 
 pytestmark = pytest.mark.emu
 
