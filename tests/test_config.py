@@ -60,7 +60,7 @@ def test_base_loads(tmp_path):
     b = config.load_board("t", write(tmp_path, "t", BASE))
     assert [r.name for r in b.regions] == ["flash", "ram"]
     assert b.region("flash").size == 512 * 1024 and b.region("ram").origin == 0x20000000
-    assert b.placement.get("arena") == "ram" and b.placement.stack_size == 16 * 1024
+    assert b.placement.get("arena") == ("ram",) and b.placement.stack_size == 16 * 1024
     assert b.uart.base == 0x40004000 and b.cycles.hz == 25_000_000
 
 
@@ -110,7 +110,7 @@ def test_extends_merges_tables(tmp_path):
     b = config.load_board("t2", tmp_path)
     assert b.extends == "t" and b.cpu == "cortex-m55"
     assert b.uart.kind == "cmsdk" and b.uart.base == 0x49303000
-    assert b.placement.arena == "flash" and b.placement.pool == "ram"
+    assert b.placement.arena == ("flash",) and b.placement.pool == ("ram",)
     assert [r.name for r in b.regions] == ["flash", "ram"]
 
 

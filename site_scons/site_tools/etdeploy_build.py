@@ -19,7 +19,12 @@ def options(opts):
     opts.Add(S.EnumVariable("flow", "model=: override the board's export flow", "",
                             allowed_values=("", "portable", "pt2e", "cortex_m", "ethos_u")))
     opts.Add("calibration", "model=: calibration samples (.npy/.npz) for quantize=1", "")
-    opts.Add("arena_region", "memory region for planned arenas and method pools (default: board placement)", "")
+    opts.Add("model_region", "memory region for the model bytes (default: the first of the board's [placement] "
+             "model regions where it fits)", "")
+    opts.Add("arena_region", "memory region for planned arenas, and for method pools unless pool_region= is given "
+             "(default: the first of the board's arena regions where they fit)", "")
+    opts.Add("pool_region", "memory region for method pools (default: the first of the board's pool regions where "
+             "they fit)", "")
     opts.Add(S.BoolVariable("run", "run the image after building (emulator, host or device, from board data)",
                             False))
     opts.Add("timeout", "run timeout in seconds", "60")
@@ -102,8 +107,9 @@ def board_env(env, board):
     from etdeploy import buildenv, errors
     try:
         plan = buildenv.plan(board, env.get("opt", "2"))
-        if env.get("arena_region"):
-            buildenv.check_region(board, env["arena_region"])
+        for opt in ("model_region", "arena_region", "pool_region"):
+            if env.get(opt):
+                buildenv.check_region(board, env[opt], opt)
     except errors.EtdeployError as e:
         fail(e)
     benv = env.Clone()
@@ -151,7 +157,7 @@ def firmware(env, unit, arena_region=None):
     e.Append(LINKFLAGS=[f"-Wl,-Map,{mapf.abspath}"])
     if plan.linker_script:
         try:
-            text = ldscript.render(board, arena_region or None)
+            text = ldscript.render(board, arena_region or None, placement=unit.placement)
         except errors.EtdeployError as err:
             fail(err)
         ld = out.File("firmware.gen.ld")

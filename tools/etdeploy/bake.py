@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import delegates, fbs, kernels
+from . import delegates, fbs, kernels, placing
 from .errors import BakeError, MissingOperators, PlanDoesNotFit
 from .pte import ProgramInfo, read_program
 
@@ -37,7 +37,8 @@ class BakeResult:
         from . import buildenv
         gen_c = [g for g in self.generated if str(g).endswith(".c")]
         return buildenv.unit(self.board, opt, sources=list(self.sources) + gen_c, include_dirs=self.include_dirs,
-                             defines=self.defines, depends=self.depends, gen_dir=self.out_dir)
+                             defines=self.defines, depends=self.depends, gen_dir=self.out_dir,
+                             placement=dict(self.sections))
 
 
 def struct_sizes(ptr: int) -> dict:
@@ -127,43 +128,22 @@ def _check_delegates(progs: list[ProgramInfo], opts: dict) -> dict[str, delegate
     return needed
 
 
-def _region_of(board, kind: str, opts: dict):
-    """(region name, size) for a placement kind, or (None, None) when the board does not say."""
-    name = None
-    if kind in ("arena", "pool") and opts.get("arena_region"):
-        name = opts["arena_region"]
-    if name is None and board.placement is not None:
-        name = getattr(board.placement, kind, None)
-    if name is None:
-        return None, None
-    for r in board.regions:
-        if r.name == name:
-            return name, r.size
-    raise BakeError(f"region '{name}' (for {kind}) is not a memory region of board "
-                    f"'{board.name}'; regions: {', '.join(r.name for r in board.regions)}")
-
-
 def _check_fit(progs: list[ProgramInfo], board, opts: dict, ptr: int) -> dict:
-    need: dict[str, list] = {}
+    """Places the model bytes, arenas and pools (etdeploy.placing); {kind: Decision}."""
+    needs: dict[str, int] = {}
+    items: dict[str, list] = {}
+
     def add(kind, what, n):
-        region, size = _region_of(board, kind, opts)
-        if region is None:
-            return
-        need.setdefault(region, [size, 0, []])
-        need[region][1] += n
-        need[region][2].append((what, n))
-    for i, p in enumerate(progs):
+        needs[kind] = needs.get(kind, 0) + n
+        items.setdefault(kind, []).append((what, n))
+    for p in progs:
         add("model", f"model {p.path.name}", len(p.data) + BLOB_ALIGN)
         for m in p.methods:
             for mid, sz in enumerate(m.arenas):
                 if mid and sz:
                     add("arena", f"arena {p.path.name}:{m.name} mem_id {mid}", _a8(sz) + 16)
             add("pool", f"method pool {p.path.name}:{m.name}", pool_bytes(m.counts, ptr) + 16)
-    for region, (size, total, items) in need.items():
-        if size is not None and total > size:
-            detail = ", ".join(f"{w} {n} B" for w, n in sorted(items, key=lambda x: -x[1])[:4])
-            raise PlanDoesNotFit(region, total, size, detail)
-    return {r: {"size": s, "need": t} for r, (s, t, _) in need.items()}
+    return placing.decide(board, needs, opts, items)
 
 
 def _delegate_report(p: ProgramInfo, d, hooks: dict) -> dict:
@@ -276,11 +256,13 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
     _count_kernel_state(progs, cat)
     backends = _check_delegates(progs, opts)
     ptr = board.pointer_bytes
-    fit = _check_fit(progs, board, opts, ptr)
+    placed = _check_fit(progs, board, opts, ptr)
+    fit = placing.fit_summary(placed, board)
+    model_region = placed["model"].region if "model" in placed else None
     out_dir = Path(out_dir)
     gen = schema_headers(out_dir)
     blobs = [write_if_changed(out_dir / f"model_{i}{p.path.suffix}", p.data) for i, p in enumerate(progs)]
-    parts = {b: hook.contribute(progs, board, out_dir, opts, blobs, fit, _region_of(board, "model", opts)[0])
+    parts = {b: hook.contribute(progs, board, out_dir, opts, blobs, fit, model_region)
              for b, hook in backends.items()}
     gen.append(write_if_changed(out_dir / "et_model.gen.c",
                                 render_model(progs, cat, blobs, opts) + "".join(x.model_c for x in parts.values())))
@@ -306,6 +288,7 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
                          "delegates": [_delegate_report(p, d, backends) for d in m.delegates]}
                         for m in p.methods]} for p in progs],
         "fit": fit,
+        "placement": {k: d.as_dict() for k, d in placed.items()},
     }
     sources = runtime_sources() + kernels.sources_for(ops)
     incs = include_dirs(out_dir)
@@ -315,6 +298,5 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
         incs += part.include_dirs
         defines.update(part.defines)
         report[backends[b].report_key] = part.report
-    sections = {"model": _region_of(board, "model", opts)[0], "arena": _region_of(board, "arena", opts)[0],
-                "pool": _region_of(board, "pool", opts)[0]}
+    sections = {k: d.region for k, d in placed.items()}
     return BakeResult(gen, sources, incs, defines, sections, report, blobs, progs, board, out_dir)

@@ -69,14 +69,23 @@ class Placement:
     data: str = key(kind="region")
     bss: str = key(kind="region")
     stack: str = key(kind="region")
-    model: str = key(kind="region")
-    arena: str = key(kind="region")
-    pool: str = key(kind="region")
+    # model bytes, planned arenas, method pools: regions in order of preference (etdeploy.placing)
+    model: tuple = key(kind="region_prefs")
+    arena: tuple = key(kind="region_prefs")
+    pool: tuple = key(kind="region_prefs")
     stack_size: int = key(16 * 1024, kind="size")
     data_load: str | None = key(None, kind="region")   # where .data's initial values live (default: the text region)
 
     def get(self, kind: str, default=None):
         return getattr(self, kind, default)
+
+    def prefs(self, kind: str) -> tuple:
+        """The regions a blob kind (model, arena, pool) may go to, first choice first."""
+        v = getattr(self, kind)
+        return (v,) if isinstance(v, str) else tuple(v)
+
+    def first(self, kind: str) -> str:
+        return self.prefs(kind)[0]
 
     def regions(self) -> dict:
         return {k: getattr(self, k) for k in PLACEMENT_KINDS}

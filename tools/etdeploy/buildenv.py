@@ -60,10 +60,11 @@ def plan(board: config.Board, opt: str = "2") -> BuildPlan:
     )
 
 
-def check_region(board: config.Board, name: str) -> config.MemoryRegion:
-    """A region named by an option (arena_region=), or ConfigError listing the board's regions."""
+def check_region(board: config.Board, name: str, option: str = "arena_region") -> config.MemoryRegion:
+    """A region named by an option (model_region=, arena_region=, pool_region=), or ConfigError
+    listing the board's regions."""
     if not board.regions:
-        raise config.ConfigError(f"arena_region={name}: board '{board.name}' has no memory map (its arenas are "
+        raise config.ConfigError(f"{option}={name}: board '{board.name}' has no memory map (its blobs are "
                                  f"ordinary static arrays)")
     return board.region(name)
 
@@ -79,6 +80,7 @@ class BuildUnit:
     defines: dict
     depends: list[Path] = field(default_factory=list)   # what the generated C .incbin's
     gen_dir: Path | None = None                         # the bake tree (generated C and headers)
+    placement: dict = field(default_factory=dict)       # bake's regions for model/arena/pool (linker script)
 
     def with_sources(self, keep=lambda p: True, add=()) -> "BuildUnit":
         """A copy with the sources `keep` accepts plus `add` (a test harness's own main, say)."""
@@ -103,10 +105,11 @@ class BuildUnit:
 
 
 def unit(board: config.Board, opt: str = "2", sources=(), include_dirs=(), defines=None, depends=(),
-         gen_dir: Path | None = None, with_bsp: bool = True) -> BuildUnit:
+         gen_dir: Path | None = None, with_bsp: bool = True, placement: dict | None = None) -> BuildUnit:
     """The board's build unit: the given sources (bake's) + the board support, bake's include dirs
     before the plan's, the BSP defines then bake's."""
     p = plan(board, opt)
     return BuildUnit(plan=p, sources=list(sources) + (list(p.bsp_sources) if with_bsp else []),
                      include_dirs=list(include_dirs) + list(p.include_dirs),
-                     defines={**p.defines, **(defines or {})}, depends=list(depends), gen_dir=gen_dir)
+                     defines={**p.defines, **(defines or {})}, depends=list(depends), gen_dir=gen_dir,
+                     placement=dict(placement or {}))

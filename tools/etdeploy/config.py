@@ -104,10 +104,16 @@ def _value(f, v, w: str, regions=()):
     elif kind == "int":
         if not isinstance(v, int) or isinstance(v, bool):
             raise ConfigError(f"{w}: '{k}' must be a int, got {v!r}")
-    elif kind == "region":
+    elif kind in ("region", "region_prefs"):
         names = [r.name for r in regions]
-        if v not in names:
-            raise ConfigError(f"{w}: {k} = {v!r} is not a memory region; regions: {', '.join(sorted(names))}")
+        many = kind == "region_prefs" and isinstance(v, list)
+        vals = _str_list(v, f"{w} {k}") if many else (v,)
+        if not vals:
+            raise ConfigError(f"{w}: {k} = [] must name at least one memory region")
+        for x in vals:
+            if x not in names:
+                raise ConfigError(f"{w}: {k} = {x!r} is not a memory region; regions: {', '.join(sorted(names))}")
+        v = tuple(vals) if kind == "region_prefs" else v
     elif not isinstance(v, str):
         raise ConfigError(f"{w}: '{k}' must be a str, got {v!r}")
     if choices is not None:

@@ -159,6 +159,11 @@ def summary(rep: dict) -> str:
         lines.append(f"  loaded {_kib(rep['totals']['load'])}, zero-init {_kib(rep['totals']['noload'])}")
     for p in rep["placed"]:
         lines.append(f"  {p['name']}: {_kib(p['size'])}" + (f" in {p['region']}" if p["region"] else ""))
+    placed = (rep.get("bake") or {}).get("placement") or {}
+    for kind in ("model", "arena", "pool"):     # where bake put each blob kind, and why
+        if kind in placed:
+            d = placed[kind]
+            lines.append(f"  {kind} -> {d['region']} ({_kib(d['bytes'])}): {d['why']}")
     k = rep["kernels"]
     if k["count"]:
         lines.append(f"  kernels: {k['count']} functions, {_kib(k['bytes'])}")

@@ -125,11 +125,32 @@ class MissingOperators(BakeError):
 
 
 class PlanDoesNotFit(BakeError):
-    def __init__(self, region: str, need: int, room: int, detail: str = ""):
+    """A blob fits no region it may go to. With a fit table (etdeploy.placing): every region's free
+    bytes against what was asked, and the option that would place it where it fits."""
+
+    def __init__(self, region: str, need: int, room: int, detail: str = "", kind: str = "", table=None,
+                 option: str = "", room_in=()):
         self.region, self.need, self.room = region, need, room
-        super().__init__(f"the plan does not fit region '{region}': needs {need} bytes, room {room} bytes"
-                         + (f" ({detail})" if detail else "") +
-                         ". Choose a larger region with arena_region=<name>, or a smaller model.")
+        self.kind, self.table, self.option, self.room_in = kind, list(table or []), option, list(room_in)
+        if not self.table:
+            super().__init__(f"the plan does not fit region '{region}': needs {need} bytes, room {room} bytes"
+                             + (f" ({detail})" if detail else "") +
+                             ". Choose a larger region with arena_region=<name>, or a smaller model.")
+            return
+        allowed = [t["region"] for t in self.table if t["allowed"]]
+        lines = [f"the plan does not fit: the {kind} needs {need} bytes and no region it may use has room "
+                 f"({', '.join(allowed)}; last tried '{region}', room {room} bytes)" + (f" [{detail}]" if detail else ""),
+                 f"  {'region':<10} {'size':>12} {'free':>12} {'asked':>12}  may use  fits"]
+        for t in self.table:
+            lines.append(f"  {t['region']:<10} {t['size']:>12} {t['free']:>12} {t['asked']:>12}  "
+                         f"{'yes' if t['allowed'] else 'no':<7}  {'yes' if t['fits'] else 'no'}")
+        if self.room_in:
+            lines.append(f"Pass {option}=<region> to place it where it fits ({', '.join(self.room_in)}), "
+                         f"or list that region in the board's [placement] {kind} preferences.")
+        else:
+            lines.append(f"No region of the board has room for it: use a smaller model (or quantize it), "
+                         f"or a board with more memory.")
+        super().__init__("\n".join(lines))
 
 
 class RunError(EtdeployError):

@@ -1,6 +1,6 @@
 """The board's linker script, rendered (jinja2, firmware/ld/*.ld.j2) from its memory map and
 placement: .text/.rodata/.data/.bss/stack go to the placement regions, and the bake step's
-sections (.et_model*, .et_arena*, .et_pool*) to placement model/arena/pool; `arena_region`
+sections (.et_model*, .et_arena*, .et_pool*) to the regions bake chose for them (etdeploy.placing); `arena_region`
 overrides the region of arenas and pools."""
 from __future__ import annotations
 
@@ -17,19 +17,25 @@ TEMPLATE = "bare.ld.j2"
 ENTRY = "Reset_Handler"   # every bare-metal family names its reset entry so
 
 
-def render(board: Board, arena_region: str | None = None, entry: str | None = None) -> str:
+def render(board: Board, arena_region: str | None = None, entry: str | None = None,
+           placement: dict | None = None) -> str:
+    """placement: bake's decision {kind: region} for model/arena/pool (etdeploy.placing); without
+    one (the minimal image) each kind goes to its first preference, arenas and pools to arena_region."""
     if board.placement is None or not board.regions:
         raise ConfigError(f"board '{board.name}' has no memory map: it links without a linker script")
     p = board.placement
-    arena, pool = p.arena, p.pool
+    where = {k: p.first(k) for k in ("model", "arena", "pool")}
     if arena_region:
         board.region(arena_region)   # raises ConfigError listing the regions
-        arena = pool = arena_region
+        where["arena"] = where["pool"] = arena_region
+    for k, r in (placement or {}).items():
+        board.region(r)
+        where[k] = r
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(LD_DIR)), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True)
     return env.get_template(TEMPLATE).render(
-        board=board, p=p, arena=arena, pool=pool, data_load=p.data_load or p.text,
-        entry=entry or ENTRY)
+        board=board, p=p, model=where["model"], arena=where["arena"], pool=where["pool"],
+        data_load=p.data_load or p.text, entry=entry or ENTRY)
 
 
 def write(board: Board, path: Path, arena_region: str | None = None) -> Path:

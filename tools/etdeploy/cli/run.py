@@ -25,6 +25,9 @@ def register(sub):
     p.add_argument("--runner", help="override the board's runner (e.g. fvp)")
     p.add_argument("--icount", action="store_true", help="deterministic instruction counting (QEMU)")
     p.add_argument("--dry-run", action="store_true", help="print the command that would run, do nothing")
+    for kind in ("model", "arena", "pool"):
+        p.add_argument(f"--{kind}-region", metavar="REGION",
+                       help=f"with --pte: the memory region for the {kind} (scons {kind}_region=)")
     p.set_defaults(func=main)
     return p
 
@@ -61,6 +64,8 @@ def main(args) -> int:
             cmd = [sys.executable, "-m", "SCons", f"board={board.name}", f"pte={args.pte}"]
             if args.input:
                 cmd.append("inputs=link")
+            cmd += [f"{k}_region={getattr(args, k + '_region')}" for k in ("model", "arena", "pool")
+                    if getattr(args, k + "_region", None)]
             if not args.dry_run:
                 rc = subprocess.call(cmd, cwd=root)
                 if rc:
