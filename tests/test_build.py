@@ -19,7 +19,7 @@ from support import suite
 ROOT = Path(__file__).resolve().parents[1]
 SCONS = [sys.executable, "-m", "SCons", "-Q"]
 BOARDS = suite.all_boards()
-RUNS_HERE = ["corstone300", "mps2-an386", "xtensa-sim", "android-arm64", "host"]
+RUNS_HERE = suite.RUN_BOARDS
 
 
 def scons(*args, check=True, timeout=600, env=None):
