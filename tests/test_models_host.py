@@ -2,7 +2,6 @@
 outputs (cortex_m:: programs: the package's Python reference ops), its bundled test cases pass,
 and the method pool bake sized is exactly what the loader used."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

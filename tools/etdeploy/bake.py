@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import delegates, fbs, kernels, placing
-from .errors import BakeError, MissingOperators, PlanDoesNotFit
+from .errors import BakeError, MissingOperators
 from .pte import ProgramInfo, read_program
 
 ROOT = Path(__file__).resolve().parents[2]
