@@ -463,7 +463,7 @@ def test_kernels_direct(tmp_path):
     import torch
     (tmp_path / "drv.c").write_text(UNIT_DRIVER)
     exe = tmp_path / "drv"
-    srcs = [str(KDIR / f) for f in MY_FILES]
+    srcs = [str(KDIR / f) for f in MY_FILES] + [str(ROOT / "firmware" / "runtime" / "et_tensor.c")]
     p = subprocess.run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-fsanitize=address,undefined",
                         "-fno-sanitize-recover=undefined", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
                         str(tmp_path / "drv.c"), *srcs, "-o", str(exe)], capture_output=True, text=True)
