@@ -55,7 +55,7 @@ def bake_program(env):
         from etdeploy import bake as et_bake
     except ImportError as e:   # the bake step is the lead's module; guard until it exists
         fail(errors.BakeError(f"pte= needs etdeploy.bake, which is not importable here ({e})"))
-    opts = {k: env.get(k) for k in ("arena_region", "etdump", "atol", "rtol", "inputs", "ethosu_driver", "run", "runner")
+    opts = {k: env.get(k) for k in ("arena_region", "etdump", "atol", "rtol", "inputs", "link", "ethosu_driver", "run", "runner")
             if env.get(k) not in (None, "")}
     out = Path(env["ETD_OUT"].abspath) / "gen"
     try:
