@@ -100,7 +100,7 @@ def main_jobs(args) -> int:
     with tempfile.TemporaryDirectory(prefix="etdeploy-lava-") as tmp:
         staged = []
         for b, elf, stem, out in plans:
-            job, side = jobs.build(b, elf.parent, stem, timeout, out, method=args.method, image_url=args.image_url)
+            job, side = jobs.build(b, elf, stem, timeout, out, method=args.method, image_url=args.image_url)
             staged.append((jobs.write(job, side, Path(tmp) / str(len(staged))), side, out))
         try:
             dispatcher.validate([p for p, _, _ in staged])
@@ -168,7 +168,7 @@ def main_results(args) -> int:
 
 def _first_error(items):
     """Runs each job; returns 0, or raises the first job's typed error after all have run."""
-    first = None
+    first, several = None, len(items) > 1
     for fn in items:
         try:
             fn()
@@ -176,7 +176,8 @@ def _first_error(items):
             from .. import errors
             if not isinstance(e, errors.EtdeployError):
                 raise
-            _log(f"error: {e}")
+            if several:
+                _log(f"error: {e}")
             first = first or e
     if first:
         raise first

@@ -20,8 +20,7 @@ VERDICT_RE = (r"(?P<test_case_id>ET-RESULT) (?P<result>pass|fail) status=\d+ cas
 MONITOR = {"name": "etdeploy", "start": "ETL:", "end": "ET-END", "pattern": VERDICT_RE}
 
 DEPLOY_S, BOOT_S, SLACK_S = 60, 30, 30
-IMAGE_FILE = {"qemu": "firmware.elf", "fvp": "firmware.elf", "mps3": "firmware.bin", "uf2": "firmware.uf2",
-              "pyocd": "firmware.hex"}
+IMAGE_SUFFIX = {"qemu": ".elf", "fvp": ".elf", "mps3": ".bin", "uf2": ".uf2", "pyocd": ".hex"}
 
 
 def farm_method(board, prefer: str | None = None) -> str:
@@ -79,13 +78,13 @@ def qemu_options(board) -> list[str]:
     return out
 
 
-def build(board, image_dir: Path, stem: str, timeout: float, out_dir: Path, method: str | None = None,
+def build(board, elf: Path, stem: str, timeout: float, out_dir: Path, method: str | None = None,
           image_url: str | None = None, docker_image: str = "fvp") -> tuple[dict, dict]:
-    """(job, side files {name: text} that go to out_dir with it) for the image built in image_dir
-    (firmware.elf and its images). image_url: where the farm fetches images (default file://)."""
+    """(job, side files {name: text} that go to out_dir with it) for the image
+    (the ELF; the .bin/.hex/.uf2 next to it for flashed boards). image_url: where the farm fetches images (default file://)."""
     method = farm_method(board, method)
-    image_dir = Path(image_dir)
-    image = image_dir / IMAGE_FILE[method]
+    elf = Path(elf).resolve()
+    image = elf.with_suffix(IMAGE_SUFFIX[method])
     name = job_name(board, stem)
     side: dict[str, str] = {}
     if method == "qemu":
@@ -134,7 +133,7 @@ def build(board, image_dir: Path, stem: str, timeout: float, out_dir: Path, meth
         "visibility": "public",
         "priority": "medium",
         "timeouts": {"job": _secs(DEPLOY_S + BOOT_S + timeout + SLACK_S), "connection": _secs(timeout)},
-        "metadata": {"etdeploy.board": board.name, "etdeploy.image": str((image_dir / "firmware.elf").resolve()),
+        "metadata": {"etdeploy.board": board.name, "etdeploy.image": str(elf),
                      "etdeploy.timeout": str(timeout), "etdeploy.method": method},
         "actions": [{"deploy": deploy}, {"boot": boot}, {"test": test}],
     }

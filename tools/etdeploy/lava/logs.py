@@ -112,6 +112,9 @@ def judge_log(log: Path, run_dir: Path, board_name: str = "", programs=None, elf
     if not entries:
         raise FarmJobFailed(f"{log}: not a LAVA job log (no entries)")
     lines = console(entries)
+    lava = dispatcher.verdict(log)
+    if not any(l.startswith(("ETL:", "ET-")) for l in lines) and lava.get("error"):
+        raise FarmJobFailed(f"LAVA ended the job before the firmware said anything: {' '.join(lava['error'].split())}")
     res = harness.drive(ReplaySession(link_bytes(lines)), timeout=timeout)
     res.exit_code = None       # LAVA does not report the emulator's exit status
     res.elapsed = 0.0
@@ -131,17 +134,15 @@ def judge_log(log: Path, run_dir: Path, board_name: str = "", programs=None, elf
     if elf is not None and Path(elf).exists():
         from ..runners import symbolizer
         symbolize = symbolizer(Path(elf))
-    extra = {"lava": {"log": str(log), "verdict": dispatcher.verdict(log)}}
+    extra = {"lava": {"log": str(log), "verdict": lava}}
     try:
         if bad and res.result is not None and not res.timed_out and not res.fault and not res.errors:
             res.status, res.reason = "error", f"link errors: {bad}"
             err = errors.LinkError(res.reason)
             err.result = res
             raise err
-        if not res.timed_out and res.result is None and not res.fault and not res.errors:
-            why = extra["lava"]["verdict"].get("error")
-            if why:
-                res.stderr = f"LAVA: {why}"
+        if not res.timed_out and res.result is None and not res.fault and not res.errors and lava.get("error"):
+            res.stderr = f"LAVA: {lava['error']}"
         harness.judge(res, timeout, describe_op=op_name, symbolize=symbolize)
     finally:
         if res.events:
