@@ -286,3 +286,38 @@ def test_an_unreachable_farm_is_a_typed_error(tmp_path):
     farm = server.Farm(f"http://127.0.0.1:{port}", "u", "t", timeout=5)
     with pytest.raises(FarmUnreachable, match="cannot reach LAVA"):
         farm.submit(job.read_text())
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("board, method", [("corstone300", "fvp"), ("corstone300", "mps3"), ("corstone320", "fvp"),
+                                           ("pico2", "uf2"), ("mps2-an386", "pyocd")])
+def test_farm_methods_without_an_emulator_here_validate(tmp_path, board, method):
+    """Hardware and FVP jobs cannot run on this machine; they are written from the board data and must
+    pass LAVA's schema (lava-run's --validate would need the device itself)."""
+    need_tool("lava-run", "lava-dispatcher")
+    from etdeploy import config, flash
+    from etdeploy.lava import dispatcher, jobs as lava_jobs
+    b = config.load_board(board)
+    elf = tmp_path / "img" / "firmware.elf"
+    elf.parent.mkdir()
+    for suffix in (".elf", ".bin", ".hex", ".uf2"):
+        elf.with_suffix(suffix).write_bytes(b"\0")
+    job, side = lava_jobs.build(b, elf, "add", 30, tmp_path / "out", method=method)
+    path = lava_jobs.write(job, side, tmp_path / "out")
+    dispatcher.validate([path])
+    deploy, boot, test = (a[k] for a, k in zip(job["actions"], ("deploy", "boot", "test")))
+    assert test["monitors"][0]["pattern"] == lava_jobs.VERDICT_RE and test["timeout"] == {"seconds": 30}
+    if method == "fvp":
+        assert boot["image"].endswith(b.fvp.binary) and "{TEST_BINARY}" in boot["arguments"]
+        assert f"{b.fvp.board_prefix}.uart0.shutdown_on_eot=1" in boot["arguments"]
+        assert deploy["images"]["test_binary"]["url"] == elf.resolve().as_uri()
+    elif method == "mps3":
+        assert deploy["to"] == "mps" and boot["method"] == "minimal"
+        txt = deploy["images"]["test_binary_2"]
+        assert txt["rename"] == b.flash.images_txt
+        assert Path(txt["url"][len("file://"):]).read_text() == flash.mps3_images_txt(b.flash)
+        assert deploy["images"]["test_binary_1"]["rename"] == "SOFTWARE/etdeploy.bin"
+    elif method == "uf2":
+        assert deploy["images"]["test_binary_1"]["url"].endswith("firmware.uf2") and boot["method"] == "minimal"
+    else:
+        assert boot["method"] == "pyocd" and deploy["images"]["binary"]["url"].endswith("firmware.hex")

@@ -85,6 +85,10 @@ def build(board, elf: Path, stem: str, timeout: float, out_dir: Path, method: st
     method = farm_method(board, method)
     elf = Path(elf).resolve()
     image = elf.with_suffix(IMAGE_SUFFIX[method])
+    if not image.exists():
+        from ..errors import ImageError
+        raise ImageError(f"farm method '{method}' of board '{board.name}' needs {image.name} next to {elf.name}: "
+                         f"build the image for {board.name} (scons board={board.name} pte=... link=text)")
     name = job_name(board, stem)
     side: dict[str, str] = {}
     if method == "qemu":
