@@ -321,3 +321,31 @@ def test_farm_methods_without_an_emulator_here_validate(tmp_path, board, method)
         assert deploy["images"]["test_binary_1"]["url"].endswith("firmware.uf2") and boot["method"] == "minimal"
     else:
         assert boot["method"] == "pyocd" and deploy["images"]["binary"]["url"].endswith("firmware.hex")
+
+
+def _profile(etdp: Path) -> list[tuple[str, int]]:
+    from etdeploy import fbs
+    root = fbs.Reader(fbs.etdump_schema(), etdp.read_bytes()[4:]).root()
+    return [(e["profile_event"]["name"], e["profile_event"]["instruction_id"])
+            for r in root["run_data"] for e in r["events"] if e.get("profile_event")]
+
+
+@pytest.mark.build
+@pytest.mark.emu
+def test_a_profiled_job_gives_the_same_etdump_as_a_local_run(tmp_path):
+    need_dispatcher()
+    mlp = ROOT / "tests" / "models" / "mlp.pte"
+    p = etd("--board", "mps2-an386", "--pte", mlp, "--etdump", "1", "-o", tmp_path, "--timeout", 30)
+    assert p.returncode == 0, p.stdout + p.stderr
+    r = etd("run", tmp_path / "etdeploy-mps2-an386-mlp.yaml")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = tmp_path / "etdeploy-mps2-an386-mlp"
+    farm = json.loads((out / "result.json").read_text())
+    local = boardrun.build_and_run("mps2-an386", mlp, "etdump=1")
+    assert local["status"] == "pass", local["_stderr"][-2000:]
+    assert farm["etdump"]["complete"] == 1 and farm["etdump"]["events"] == local["etdump"]["events"]
+    events = _profile(out / "etdump.etdp")
+    assert events == _profile(boardrun.BUILD / "mps2-an386" / "run" / "etdump.etdp")
+    assert events[-1][0] == "Method::execute" and events[0][0].startswith("native_call_")
+    np.testing.assert_array_equal(np.load(out / farm["outputs"][0]["file"]) if "file" in farm["outputs"][0]
+                                  else np.asarray(farm["outputs"][0]["values"]), local["arrays"][0])

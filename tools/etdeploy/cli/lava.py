@@ -31,6 +31,8 @@ def register(sub):
     p.add_argument("-o", "--out", help="where the jobs go (default build/<board>/lava)")
     p.add_argument("--timeout", type=float, default=None, help="run timeout in seconds (default 60)")
     p.add_argument("--method", help="farm method instead of the board's first (qemu, fvp, mps3, uf2, pyocd)")
+    p.add_argument("--etdump", choices=("0", "1", "debug"), default="0",
+                   help="with --pte: build with etdump= so the job's log carries the profile (-> .etdp)")
     p.add_argument("--image-url", help="base URL the farm fetches images from (default: file:// paths here)")
     p.set_defaults(func=main_jobs)
     acts = p.add_subparsers(dest="action", metavar="[run|results|submit|validate]")
@@ -61,10 +63,10 @@ def _log(msg: str) -> None:
     sys.stderr.write(f"etdeploy: {msg}\n")
 
 
-def build_text_image(board, pte: Path, out: Path) -> Path:
+def build_text_image(board, pte: Path, out: Path, etdump: str = "0") -> Path:
     from .. import errors
     cmd = [sys.executable, "-m", "SCons", "-Q", f"board={board.name}", f"pte={pte}", "link=text",
-           f"build_dir={out}"]
+           f"etdump={etdump}", f"build_dir={out}"]
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if p.returncode:
         raise errors.BuildError(f"building {pte.name} for {board.name} failed:\n{(p.stdout + p.stderr).strip()[-1500:]}")
@@ -95,7 +97,7 @@ def main_jobs(args) -> int:
             plans.append((b, elf, elf.stem if elf.stem != "firmware" else elf.parent.name, out))
             continue
         for pte in [Path(x.strip()).resolve() for x in args.pte.split(",") if x.strip()]:
-            elf = build_text_image(b, pte, out / "images" / pte.stem)
+            elf = build_text_image(b, pte, out / "images" / pte.stem, args.etdump)
             plans.append((b, elf, pte.stem, out))
     with tempfile.TemporaryDirectory(prefix="etdeploy-lava-") as tmp:
         staged = []
