@@ -349,3 +349,33 @@ def test_a_profiled_job_gives_the_same_etdump_as_a_local_run(tmp_path):
     assert events[-1][0] == "Method::execute" and events[0][0].startswith("native_call_")
     np.testing.assert_array_equal(np.load(out / farm["outputs"][0]["file"]) if "file" in farm["outputs"][0]
                                   else np.asarray(farm["outputs"][0]["values"]), local["arrays"][0])
+
+
+@pytest.mark.unit
+def test_the_text_link_carries_the_same_checked_frames():
+    from etdeploy import link
+    enc = link.Encoder()
+    frames = [enc.frame(link.LOG, b"hello"), enc.frame(link.RESULT, bytes(20))]
+    text = b"".join(b"ETL:" + f[:-1].hex().encode() + b"\n" for f in frames)
+    dec = link.Decoder()
+    recs = [r for i in range(0, len(text), 7) for r in dec.feed(text[i:i + 7])]   # in odd-sized pieces
+    assert [(r.type, r.payload) for r in recs] == [(link.LOG, b"hello"), (link.RESULT, bytes(20))]
+    assert dec.text and dec.stats.bad_frames == 0
+    bad = link.Decoder()
+    flipped = text.replace(b"ETL:" + frames[0][:2].hex().encode(), b"ETL:" + bytes([frames[0][0], frames[0][1] ^ 1]).hex().encode())
+    assert flipped != text
+    recs = bad.feed(flipped + b"ETL:zz\nETL:0102")
+    bad.finish()
+    assert [r.type for r in recs] == [link.RESULT] and bad.stats.bad_frames == 3
+
+
+@pytest.mark.build
+@pytest.mark.emu
+def test_a_text_image_also_runs_here(jobs, tmp_path):
+    """The image a farm job runs passes `etdeploy run` here too (the decoder reads either link)."""
+    elf = yaml.safe_load(jobs["mps2-an386"].read_text())["metadata"]["etdeploy.image"]
+    p = subprocess.run([sys.executable, "-m", "etdeploy.cli.main", "run", "--board", "mps2-an386", "--elf", elf,
+                        "--run-dir", str(tmp_path)], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads((tmp_path / "result.json").read_text())
+    assert doc["status"] == "pass" and doc["link"]["frames"] == 9 and len(doc["cases"]) == 3
