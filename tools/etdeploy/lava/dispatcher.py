@@ -116,13 +116,15 @@ def run_local(job_path: Path, board, out_dir: Path, wall_timeout: float | None =
 
 def verdict(log: Path) -> dict:
     """LAVA's own view of the job from its log: the job result and the test cases it recorded."""
-    out = {"job": "fail", "error": None, "cases": {}}
+    out = {"job": "fail", "error": None, "cases": {}, "test_seconds": None}
     for entry in read_log(log):
         msg = entry.get("msg")
         if entry.get("lvl") == "results" and isinstance(msg, dict):
             if msg.get("definition") == "lava" and msg.get("case") == "job":
                 out["job"] = msg.get("result", "fail")
                 out["error"] = msg.get("error_msg")
+            elif msg.get("case") == "lava-test-monitor":
+                out["test_seconds"] = float(msg.get("duration") or 0)
             elif msg.get("definition") != "lava":
                 out["cases"][msg.get("case")] = msg.get("result")
     return out

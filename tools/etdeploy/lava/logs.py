@@ -117,7 +117,7 @@ def judge_log(log: Path, run_dir: Path, board_name: str = "", programs=None, elf
         raise FarmJobFailed(f"LAVA ended the job before the firmware said anything: {' '.join(lava['error'].split())}")
     res = harness.drive(ReplaySession(link_bytes(lines)), timeout=timeout)
     res.exit_code = None       # LAVA does not report the emulator's exit status
-    res.elapsed = 0.0
+    res.elapsed = lava.get("test_seconds") or 0.0     # LAVA's monitor: from the first frame to the verdict
     res.timed_out = res.result is None and res.fault is None and timed_out(entries)
     res.stderr = ""
     bad = check_verdict(lines, res)
