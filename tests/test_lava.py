@@ -274,6 +274,32 @@ def test_bad_input_gets_one_line_and_nothing_written(tmp_path):
         assert not (tmp_path / "o").exists()
 
 
+class _Refusing(SimpleXMLRPCRequestHandler):
+    def do_POST(self):
+        self.send_response(401)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.mark.unit
+def test_a_refused_token_is_a_one_line_error(tmp_path):
+    srv = SimpleXMLRPCServer(("127.0.0.1", 0), requestHandler=_Refusing, logRequests=False)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    job = tmp_path / "j.yaml"
+    job.write_text("job_name: x\n")
+    try:
+        from etdeploy.lava import FarmUnreachable, server
+        farm = server.Farm(f"http://127.0.0.1:{srv.server_address[1]}", "ci", "wrong", timeout=5)
+        with pytest.raises(FarmUnreachable, match="answered 401"):
+            farm.submit(job.read_text())
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 @pytest.mark.unit
 def test_an_unreachable_farm_is_a_typed_error(tmp_path):
     import socket
