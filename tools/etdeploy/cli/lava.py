@@ -33,6 +33,7 @@ def register(sub):
     p.add_argument("--method", help="farm method instead of the board's first (qemu, fvp, mps3, uf2, pyocd)")
     p.add_argument("--etdump", choices=("0", "1", "debug"), default="0",
                    help="with --pte: build with etdump= so the job's log carries the profile (-> .etdp)")
+    p.add_argument("--fvp-docker", default="fvp", help="the farm's docker image holding the FVP (fvp method)")
     p.add_argument("--image-url", help="base URL the farm fetches images from (default: file:// paths here)")
     p.set_defaults(func=main_jobs)
     acts = p.add_subparsers(dest="action", metavar="[run|results|submit|validate]")
@@ -102,7 +103,8 @@ def main_jobs(args) -> int:
     with tempfile.TemporaryDirectory(prefix="etdeploy-lava-") as tmp:
         staged = []
         for b, elf, stem, out in plans:
-            job, side = jobs.build(b, elf, stem, timeout, out, method=args.method, image_url=args.image_url)
+            job, side = jobs.build(b, elf, stem, timeout, out, method=args.method, image_url=args.image_url,
+                                   docker_image=args.fvp_docker)
             staged.append((jobs.write(job, side, Path(tmp) / str(len(staged))), side, out))
         try:
             dispatcher.validate([p for p, _, _ in staged])

@@ -110,7 +110,7 @@ def build(board, elf: Path, stem: str, timeout: float, out_dir: Path, method: st
         deploy = {"to": "fvp", "images": {"test_binary": {"url": _url(image, image_url)}}}
         boot = {"method": "fvp", "image": f"/opt/model/{s.binary}", "arguments": args,
                 "console_string": r"terminal_0: Listening for serial connection on port (?P<PORT>\d+)",
-                "prompts": ["ETL:"], "docker": {"name": docker_image, "local": True}}
+                "prompts": ["ETL:"], "docker": {"name": docker_image, "local": "/" not in docker_image}}   # a registry image is pulled
         ctx = {}
     elif method in ("mps3", "uf2"):
         images = {"test_binary_1": {"url": _url(image, image_url),
