@@ -10,6 +10,7 @@ PY="${PYTHON:-python3}"
 APT_PKGS=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
           gcc-xtensa-lx106 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm qemu-system-misc qemu-user
           clang libclang-rt-14-dev adb)   # adb: deploy to Android devices; clang + libFuzzer/ASan/UBSan runtimes: tests/test_robustness.py
+APT_PKGS+=(lava-dispatcher lavacli)   # LAVA's dispatcher (lava-run, job schema) and client: tests/test_lava.py
 APT_PKGS+=(${ETDEPLOY_EXTRA_APT:-})
 
 log() { printf '[bootstrap] %s\n' "$*" >&2; }

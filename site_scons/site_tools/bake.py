@@ -53,7 +53,7 @@ def bake_program(env):
     if not ptes:
         return buildenv.unit(env["ETD_BOARD"], env.get("opt", "2"), sources=[plan.minimal_main]), None
     from etdeploy import bake as et_bake
-    opts = {k: env.get(k) for k in ("model_region", "arena_region", "pool_region", "etdump", "atol", "rtol", "inputs",
+    opts = {k: env.get(k) for k in ("model_region", "arena_region", "pool_region", "etdump", "atol", "rtol", "inputs", "link",
                                     "ethosu_driver", "run", "runner")
             if env.get(k) not in (None, "")}
     out = Path(env["ETD_OUT"].abspath) / "gen"

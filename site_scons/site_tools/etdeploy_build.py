@@ -36,6 +36,9 @@ def options(opts):
                             allowed_values=("0", "1", "2", "3", "s", "z", "g")))
     opts.Add(S.EnumVariable("inputs", "baked: default inputs / bundled cases; link: the host sends inputs",
                             "baked", allowed_values=("baked", "link")))
+    opts.Add(S.EnumVariable("link", "binary: COBS frames on the UART; text: the same frames as hex lines and a "
+                            "CRC-checked verdict line, for console matchers (LAVA)", "binary",
+                            allowed_values=("binary", "text")))
     opts.Add("ethosu_driver", "path to Arm's ethos-u-core-driver, for programs delegated to Ethos-U", "")
     opts.Add("runner", "override the board's runner for run=1 (e.g. fvp)", "")
     opts.Add(S.BoolVariable("icount", "deterministic QEMU instruction counting (-icount shift=0)", False))

@@ -272,6 +272,8 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
     defines = {}
     if opts.get("inputs") == "link":
         defines["ET_LINK_INPUTS"] = "1"
+    if opts.get("link") == "text":
+        defines["ET_LINK_TEXT"] = "1"
     if opts.get("etdump") and str(opts["etdump"]) not in ("0", "off", "false"):
         defines["ET_PROFILE"] = "1"
         if str(opts["etdump"]) == "debug":

@@ -27,6 +27,7 @@ EXIT_CODES = {
     "BadInputs": (19, "inputs do not fit the program's planned inputs"),
     "FlashError": (20, "flash failed"),
     "DeviceNotFound": (21, "no device attached"),
+    "FarmUnreachable": (22, "device farm (LAVA server) unreachable or refusing the token"),
 }
 
 

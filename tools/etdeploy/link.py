@@ -89,16 +89,30 @@ class LinkStats:
     oversize: int = 0
 
 
+TEXT_PREFIX = b"ETL:"
+
+
 class Decoder:
-    """Feed bytes as they arrive; completed, checked records come out of feed()."""
+    """Feed bytes as they arrive; completed, checked records come out of feed().
+
+    Images built with link=text send each frame's COBS bytes in hex on an "ETL:" line instead
+    (for console matchers such as LAVA's); the first bytes tell which, the checks are the same."""
 
     def __init__(self):
         self.buf = bytearray()
         self.stats = LinkStats()
         self.next_seq: int | None = None
+        self.text: bool | None = None
 
     def feed(self, data: bytes) -> list[Record]:
         self.buf += data
+        if self.text is None:
+            head = self.buf.lstrip(b"\r\n")
+            if len(head) < len(TEXT_PREFIX) and TEXT_PREFIX.startswith(bytes(head)):
+                return []
+            self.text = head.startswith(TEXT_PREFIX)
+        if self.text:
+            return self._feed_text()
         out = []
         while True:
             z = self.buf.find(0)
@@ -116,6 +130,29 @@ class Decoder:
             if rec is not None:
                 out.append(rec)
         return out
+
+    def _feed_text(self) -> list[Record]:
+        out = []
+        while True:
+            nl = self.buf.find(b"\n")
+            if nl < 0:
+                if len(self.buf) > 2 * MAX_FRAME:
+                    self.stats.oversize += 1
+                    self.stats.bad_frames += 1
+                    self.buf.clear()
+                return out
+            line = bytes(self.buf[:nl]).strip()
+            del self.buf[:nl + 1]
+            if not line.startswith(TEXT_PREFIX):
+                continue            # the verdict line and ET-END are for console matchers
+            try:
+                raw = bytes.fromhex(line[len(TEXT_PREFIX):].decode("ascii"))
+            except (ValueError, UnicodeDecodeError):
+                self.stats.bad_frames += 1
+                continue
+            rec = self._frame(raw)
+            if rec is not None:
+                out.append(rec)
 
     def _frame(self, raw: bytes) -> Record | None:
         body = cobs_decode(raw)
@@ -135,7 +172,8 @@ class Decoder:
 
     def finish(self) -> None:
         """End of stream: a partial frame left over is a lost frame."""
-        if self.buf.strip(b"\0"):
+        partial = self.buf.strip().startswith(TEXT_PREFIX) if self.text else self.buf.strip(b"\0")
+        if partial:
             self.stats.bad_frames += 1
         self.buf.clear()
 
