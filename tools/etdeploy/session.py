@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 
 from . import harness, results
-from .errors import BadInputs, RunError
+from .errors import BadInputs, RunError, RunTimeout
 from .pte import input_mismatch, read_program
 from .runners import runner_for
+from .runners.base import Runner
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -64,7 +65,8 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
         programs=None, runner: str | None = None, icount: bool = False):
     elf = Path(elf)
     timeout = float(timeout or DEFAULT_TIMEOUT)
-    r = runner_for(board, log=log, prefer=runner)
+    # runner: a board's runner by name, or a runner object (runners.serialport for a real board)
+    r = runner if isinstance(runner, Runner) else runner_for(board, log=log, prefer=runner)
     if dry_run:
         argv = r.command(str(elf), port=0, icount=icount)
         log(r.describe(argv))
@@ -82,7 +84,7 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
                 return programs[0].methods[mi].inputs[i].dim_order
             except (IndexError, AttributeError):
                 return None
-        res = harness.drive(sess, timeout, inputs=inputs, dim_orders=order)
+        res = harness.drive(sess, timeout, inputs=inputs, dim_orders=order, ends_with_record=not r.caps.exit_status)
     finally:
         sess.close()
 
@@ -92,6 +94,10 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
         except (IndexError, TypeError):
             return None
     try:
+        silent = res.timed_out and hasattr(r, "silent") and r.silent(sess, timeout)
+        if silent:   # a port that said nothing: name port and baud, not the program
+            res.status, res.reason = "error", silent
+            raise harness._with(RunTimeout(silent), res)
         harness.judge(res, timeout, describe_op=op_name, symbolize=symbolizer(elf),
                       expect_runs=sum(1 for a in inputs or [] if a is not None))
     finally:

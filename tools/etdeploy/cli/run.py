@@ -25,6 +25,14 @@ def register(sub):
     p.add_argument("--runner", help="override the board's runner (e.g. fvp)")
     p.add_argument("--icount", action="store_true", help="deterministic instruction counting (QEMU)")
     p.add_argument("--dry-run", action="store_true", help="print the command that would run, do nothing")
+    d = p.add_argument_group("on a real board", "run on a device: flash it, read its link from a serial port")
+    d.add_argument("--port", help="the board's serial port as a pyserial URL: /dev/ttyACM0, socket://HOST:PORT, "
+                                  "rfc2217://HOST:PORT")
+    d.add_argument("--baud", type=int, help="serial baud rate (default: the board's [uart] baud)")
+    f = d.add_mutually_exclusive_group()
+    f.add_argument("--gdb", metavar="HOST:PORT", help="flash through this GDB server (pyocd gdbserver, openocd, "
+                                                      "JLinkGDBServer, a Black Magic Probe's /dev/tty...)")
+    f.add_argument("--no-flash", action="store_true", help="the image is on the board already: only listen")
     p.set_defaults(func=main)
     return p
 
@@ -73,10 +81,30 @@ def main(args) -> int:
         mi = [m.name for m in progs[0].methods].index(args.method) if progs else 0
         inputs = [None] * (mi + 1)
         inputs[mi] = load_inputs(args.input, minfo)
+    runner = args.runner
+    if args.port:
+        runner = device_runner(board, args)
+    elif args.gdb or args.no_flash or args.baud:
+        raise errors.ConfigError("--gdb, --no-flash and --baud are for runs on a board: give its serial port (--port)")
     res = session.run(board, elf, run_dir, timeout=args.timeout, inputs=inputs, dry_run=args.dry_run,
-                      runner=args.runner, icount=args.icount)
+                      runner=runner, icount=args.icount)
     if args.dry_run:
         return 0
     print_result(res, run_dir)
     return 0
 
+
+
+def device_runner(board, args):
+    """The serial-port runner with the flash step the options ask for."""
+    from ..runners import flasher_for
+    from ..runners.gdbserver import gdb_flash
+    from ..runners.serialport import SerialDeviceRunner
+    if args.gdb:
+        flash = lambda elf: gdb_flash(board, elf, args.gdb, load=not args.no_flash)  # noqa: E731
+    elif args.no_flash:
+        flash = None
+    else:
+        flasher = flasher_for(board)
+        flash = lambda elf: flasher.flash(Path(elf).parent)  # noqa: E731
+    return SerialDeviceRunner(board, args.port, args.baud, flash=flash, log=print)
