@@ -83,6 +83,7 @@ class SerialDeviceRunner(Runner):
         self.url = url
         self.baud = int(baud or getattr(uart, "baud", 0) or 115200)
         self.flash_fn = flash
+        self.flashed = None   # what the flash step returned (gdb: a FlashReport)
 
     def available(self) -> None:
         pass
@@ -104,7 +105,7 @@ class SerialDeviceRunner(Runner):
         self.log(self.describe(self.command(elf)))
         if self.flash_fn is not None:
             try:
-                self.flash_fn(elf)
+                self.flashed = self.flash_fn(elf)
             except BaseException:
                 sess.kill()
                 raise
