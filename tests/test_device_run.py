@@ -157,6 +157,17 @@ def test_bad_input_is_one_line_and_never_a_pass(images, tmp_path):
         p = etdeploy("run", "--board", "corstone300", "--elf", elf, "--gdb", b.gdb, "--port", b.port,
                      "--run-dir", str(tmp_path / "a"))
     assert p.returncode == 20 and "cortex-m4" in p.stderr and "nothing written" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1
+    # An image whose model lands where this board has no memory: the load "succeeds", verification does not.
+    moved = tmp_path / "moved" / "firmware.elf"
+    moved.parent.mkdir()
+    subprocess.run(["arm-none-eabi-objcopy", "--change-section-address", ".et_model=0x90000000",
+                    str(images["mps2-an386"]), str(moved)], check=True, capture_output=True)
+    with StandIn("mps2-an386") as b:
+        p = etdeploy("run", "--board", "mps2-an386", "--elf", str(moved), "--gdb", b.gdb, "--port", b.port,
+                     "--run-dir", str(tmp_path / "a"))
+    assert p.returncode == 20 and "Section .et_model" in p.stderr and "MIS-MATCHED" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1
     cases = [
         (["--gdb", "127.0.0.1:1", "--port", "socket://127.0.0.1:1"], 21, "cannot open serial port socket://127.0.0.1:1"),
         (["--no-flash", "--port", "/dev/ttyETDEPLOY-NONE"], 21, "cannot open serial port /dev/ttyETDEPLOY-NONE"),

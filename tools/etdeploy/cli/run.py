@@ -101,7 +101,7 @@ def device_runner(board, args):
     from ..runners.gdbserver import gdb_flash
     from ..runners.serialport import SerialDeviceRunner
     if args.gdb:
-        flash = lambda elf: gdb_flash(board, elf, args.gdb, load=not args.no_flash)  # noqa: E731
+        flash = lambda elf: gdb_flash(board, elf, args.gdb)  # noqa: E731
     elif args.no_flash:
         flash = None
     else:

@@ -55,6 +55,12 @@ def vector_table(elf: Path) -> tuple[int, int, int]:
     raise FlashError(f"{elf}: no vector table among its loaded segments")
 
 
+def entry_point(elf: Path) -> int:
+    from elftools.elf.elffile import ELFFile
+    with open(elf, "rb") as f:
+        return ELFFile(f).header["e_entry"]
+
+
 def target_command(server: str) -> list[str]:
     """gdb commands that attach to a server: HOST:PORT (TCP) or a Black Magic Probe's /dev/tty."""
     if server.startswith("/dev/") or server.upper().startswith("COM"):
@@ -67,8 +73,8 @@ def target_command(server: str) -> list[str]:
 
 def script(board, elf: Path, server: str, load: bool = True) -> str:
     """The gdb command file: attach, report the core, (reset,) load, verify, point the core at the image."""
-    vt, sp, pc = vector_table(elf)
     cortex_m = getattr(board, "family", "") == "cortex-m"
+    vt, sp, pc = vector_table(elf) if cortex_m else (0, 0, entry_point(elf))
     # No auto-retry: a server that is not there is one line, not 15 s of retries.
     lines = ["set pagination off", "set confirm off", "set tcp auto-retry off", "set tcp connect-timeout 5",
              *target_command(server)]
@@ -136,7 +142,7 @@ def gdb_flash(board, elf, server: str, log=print, load: bool = True, timeout: fl
         raise FlashError(f"gdb could not {'load' if load else 'reset'} {elf.name} through {server}: "
                          f"{(errs or [out.strip()[-300:]])[0]}")
     sections = re.findall(r"Section (\S+), range .*?: (matched)", out)
-    vt, sp, pc = vector_table(elf)
+    vt, sp, pc = vector_table(elf) if getattr(board, "family", "") == "cortex-m" else (0, 0, entry_point(elf))
     return FlashReport(server=server, sections=sections, entry=pc, stack=sp, cpuid=cpuid,
                        seconds=time.monotonic() - t0)
 
