@@ -4,8 +4,11 @@ gdbstub standing for the probe's GDB server and its UART on a TCP socket for the
 gdb-multiarch and judges the run exactly as the emulator runner does."""
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -177,7 +180,6 @@ def test_bad_input_is_one_line_and_never_a_pass(images, tmp_path):
         assert (p.returncode, p.stderr.count("\n")) == (code, 1) and text in p.stderr, p.stderr
     p = etdeploy("flash", "--board", "corstone300", "--image-dir", str(Path(elf).parent), "--gdb", "127.0.0.1:1")
     assert p.returncode == 21 and "no GDB server at 127.0.0.1:1" in p.stderr, p.stderr
-    import socket
     with socket.socket() as quiet:   # a port that opens and never says anything
         quiet.bind(("127.0.0.1", 0))
         quiet.listen(1)
@@ -186,7 +188,24 @@ def test_bad_input_is_one_line_and_never_a_pass(images, tmp_path):
                      "--run-dir", str(tmp_path / "c"), "--timeout", "1")
     assert p.returncode == 11 and f"no bytes from {url} at 9600 baud" in p.stderr, p.stderr
     assert p.stderr.count("\n") == 1 and "PASS" not in p.stdout
-    for d in ("a", "b", "c"):
+    with socket.socket() as gone:    # a port that goes away mid-run (a board reset, a cable pulled)
+        gone.bind(("127.0.0.1", 0))
+        gone.listen(1)
+        url = f"socket://127.0.0.1:{gone.getsockname()[1]}"
+
+        def hang_up():
+            c, _ = gone.accept()
+            time.sleep(0.3)   # pyserial's socket:// drops what is waiting when it connects
+            c.sendall(b"\x00boot\x00")
+            c.close()
+        t = threading.Thread(target=hang_up, daemon=True)
+        t.start()
+        p = etdeploy("run", "--board", "corstone300", "--elf", elf, "--no-flash", "--port", url,
+                     "--run-dir", str(tmp_path / "d"), "--timeout", "20")
+        t.join(5)
+    assert p.returncode == 10 and f"serial port {url} closed" in p.stderr and "after 6 byte(s), before the result" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and "PASS" not in p.stdout
+    for d in ("a", "b", "c", "d"):
         r = tmp_path / d / "result.json"
         assert not r.exists() or json.loads(r.read_text())["status"] != "pass"
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from . import harness, results
-from .errors import BadInputs, RunError, RunTimeout
+from .errors import BadInputs, RunError
 from .pte import input_mismatch, read_program
 from .runners import runner_for
 from .runners.base import Runner
@@ -94,10 +94,10 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
         except (IndexError, TypeError):
             return None
     try:
-        silent = res.timed_out and hasattr(r, "silent") and r.silent(sess, timeout)
-        if silent:   # a port that said nothing: name port and baud, not the program
-            res.status, res.reason = "error", silent
-            raise harness._with(RunTimeout(silent), res)
+        told = r.explain(res, sess, timeout) if hasattr(r, "explain") else None
+        if told:   # a serial port that said nothing or went away: name the port, not the program
+            res.status, res.reason = "error", told[1]
+            raise harness._with(told[0](told[1]), res)
         harness.judge(res, timeout, describe_op=op_name, symbolize=symbolizer(elf),
                       expect_runs=sum(1 for a in inputs or [] if a is not None))
     finally:

@@ -7,6 +7,7 @@ lost. A device has no exit status: the run ends with its result (or fault) recor
 board does after that (a semihosting exit with no debugger attached faults) is not part of the run."""
 from __future__ import annotations
 
+import select
 import time
 
 import serial
@@ -28,7 +29,7 @@ class SerialSession(Session):
         end = time.monotonic() + timeout
         while True:
             try:
-                data = self.port.read(65536)
+                data = self._read()
             except (serial.SerialException, OSError) as e:
                 self.gone = f"serial port {self.url} closed ({e})"
                 return b""
@@ -36,6 +37,19 @@ class SerialSession(Session):
                 self.received += len(data)
                 return data
             time.sleep(0.002)
+
+    def _read(self) -> bytes:
+        sock = getattr(self.port, "_socket", None)
+        if sock is None:
+            return self.port.read(65536)
+        # socket:// : pyserial's read() drops the bytes it got when the peer hangs up in the same call,
+        # and a board that faults and resets (or QEMU locking up) hangs up right after its last record.
+        if not select.select([sock], [], [], 0)[0]:
+            return b""
+        data = sock.recv(65536)
+        if not data:
+            raise serial.SerialException("the other end hung up")
+        return data
 
     def write(self, data: bytes) -> None:
         try:
@@ -97,10 +111,11 @@ class SerialDeviceRunner(Runner):
 
     def start(self, elf: str, **kw) -> SerialSession:
         port = open_port(self.url, self.baud)
-        try:
-            port.reset_input_buffer()
-        except (serial.SerialException, OSError, AttributeError):
-            pass
+        if self.flash_fn is not None:
+            try:   # what the old image said before this flash is not part of the run
+                port.reset_input_buffer()
+            except (serial.SerialException, OSError, AttributeError):
+                pass
         sess = SerialSession(port, self.url, self.baud)
         self.log(self.describe(self.command(elf)))
         if self.flash_fn is not None:
@@ -111,9 +126,15 @@ class SerialDeviceRunner(Runner):
                 raise
         return sess
 
-    def silent(self, sess: SerialSession, timeout: float) -> str | None:
-        """One line for a port that said nothing at all during the run."""
-        if sess.received:
+    def explain(self, res, sess: SerialSession, timeout: float):
+        """(error class, one line) for what only a serial port shows: it said nothing, or it went away."""
+        from ..errors import RunTimeout
+        if res.result is not None or res.fault is not None:
             return None
-        return (f"no bytes from {self.url} at {self.baud} baud in {timeout:g} s: check the port, the baud rate, "
-                f"and that the board runs the image (with --no-flash, reset the board by hand)")
+        if res.timed_out and not sess.received:
+            return RunTimeout, (f"no bytes from {self.url} at {self.baud} baud in {timeout:g} s: check the port, the "
+                                f"baud rate, and that the board runs the image (with --no-flash, reset it by hand)")
+        if sess.gone:
+            return RunError, (f"{sess.gone} after {sess.received} byte(s), before the result record "
+                              f"(the board reset, lost power or was unplugged?)")
+        return None
