@@ -3,6 +3,7 @@
 --batch FILE runs gdb's commands from FILE without a prompt (scripts, CI)."""
 from __future__ import annotations
 
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -32,6 +33,15 @@ def gdb_argv(elf: Path, server: str, batch: str | None) -> list[str]:
     return argv + [str(elf)]
 
 
+def _gdb(argv: list[str]) -> int:
+    """gdb in the foreground: Ctrl-C interrupts the target in gdb, not etdeploy (which holds the emulator)."""
+    old = signal.signal(signal.SIGINT, lambda *a: None)   # not SIG_IGN: that would pass to gdb
+    try:
+        return subprocess.call(argv)
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def _drain(sess, stop: threading.Event) -> None:
     # The UART must be read, or a chatty image stalls on a full socket while the user debugs.
     while not stop.is_set() and sess.poll() is None:
@@ -49,7 +59,7 @@ def main(args) -> int:
     if args.batch and not Path(args.batch).is_file():
         raise ConfigError(f"--batch {args.batch}: no such file")
     if args.gdb:
-        return subprocess.call(gdb_argv(elf, args.gdb, args.batch))
+        return _gdb(gdb_argv(elf, args.gdb, args.batch))
     from ..runners import runner_for
     from ..runners.qemu import QemuSystemRunner, QemuUartSession, free_port
     from ..runners.base import ProcessSession, need_binary
@@ -66,7 +76,7 @@ def main(args) -> int:
     t = threading.Thread(target=_drain, args=(sess, stop), daemon=True)
     t.start()
     try:
-        return subprocess.call(gdb_argv(elf, f"127.0.0.1:{gport}", args.batch))
+        return _gdb(gdb_argv(elf, f"127.0.0.1:{gport}", args.batch))
     finally:
         stop.set()
         t.join(1.0)
