@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import serial
 
 from conftest import ROOT, need_tool
 from etdeploy import config, flash, session
@@ -178,6 +179,15 @@ def test_bad_input_is_one_line_and_never_a_pass(images, tmp_path):
     for extra, code, text in cases:
         p = etdeploy("run", "--board", "corstone300", "--elf", elf, *extra, "--run-dir", str(tmp_path / "b"))
         assert (p.returncode, p.stderr.count("\n")) == (code, 1) and text in p.stderr, p.stderr
+    master, slave = os.openpty()     # a busy port: another program holds it (exclusively, as we would)
+    try:
+        with serial.Serial(os.ttyname(slave), 115200, exclusive=True):
+            p = etdeploy("run", "--board", "corstone300", "--elf", elf, "--no-flash", "--port", os.ttyname(slave),
+                         "--run-dir", str(tmp_path / "b"))
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert (p.returncode, p.stderr.count("\n")) == (10, 1) and "in use by another program" in p.stderr, p.stderr
     p = etdeploy("flash", "--board", "corstone300", "--image-dir", str(Path(elf).parent), "--gdb", "127.0.0.1:1")
     assert p.returncode == 21 and "no GDB server at 127.0.0.1:1" in p.stderr, p.stderr
     with socket.socket() as quiet:   # a port that opens and never says anything
@@ -236,3 +246,18 @@ def test_example_script_builds_flashes_runs_with_an_input(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "section(s) verified" in p.stdout
     assert f"pass: top class {int(ref.argmax())} (score {ref.max():.4f})" in p.stdout, (p.stdout, ref)
+
+
+def test_api_errors_are_typed(images):
+    from etdeploy import api
+    img = api.Image("corstone300", images["corstone300"])
+    with socket.socket() as quiet:
+        quiet.bind(("127.0.0.1", 0))
+        quiet.listen(2)
+        url = f"socket://127.0.0.1:{quiet.getsockname()[1]}"
+        with pytest.raises(api.DeviceNotFound) as e:
+            api.run(img, port=url, gdb="127.0.0.1:1")
+        assert e.value.exit_code == 21
+        with pytest.raises(api.RunTimeout) as e:
+            api.run(img, port=url, flash=False, timeout=0.5)
+        assert e.value.exit_code == 11 and e.value.result.status == "error" and "no bytes from" in str(e.value)
