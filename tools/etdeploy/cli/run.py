@@ -1,11 +1,12 @@
-"""etdeploy run: run a built image (or build one from a .pte) on the board's emulator or host."""
+"""etdeploy run: run a built image (or build one from a .pte) on the board's emulator or host, or on a device
+through its serial port (--port; flashed with --gdb or the board's method first)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import errors
 
-HELP = "run a firmware image on its emulator, the host or an FVP, and judge the result"
+HELP = "run a firmware image on its emulator, the host, an FVP or a board (--port), and judge the result"
 EXIT_CODES = "exit codes: " + errors.exit_codes_text()
 
 
