@@ -9,7 +9,8 @@ PY="${PYTHON:-python3}"
 
 APT_PKGS=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
           gcc-xtensa-lx106 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm qemu-system-misc qemu-user
-          clang libclang-rt-14-dev adb)   # adb: deploy to Android devices; clang + libFuzzer/ASan/UBSan runtimes: tests/test_robustness.py
+          clang libclang-rt-14-dev adb gdb-multiarch)   # adb: deploy to Android devices; clang + libFuzzer/ASan/UBSan runtimes: tests/test_robustness.py;
+          # gdb-multiarch: flashing through any GDB server, etdeploy debug
 APT_PKGS+=(lava-dispatcher lavacli)   # LAVA's dispatcher (lava-run, job schema) and client: tests/test_lava.py
 APT_PKGS+=(${ETDEPLOY_EXTRA_APT:-})
 

@@ -35,14 +35,18 @@ class RunResult:
 
 
 def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None = None,
-          progress=None, dim_orders=None) -> RunResult:
-    """Read records until the target exits (or the timeout); send inputs when the firmware asks."""
+          progress=None, dim_orders=None, ends_with_record: bool = False) -> RunResult:
+    """Read records until the target exits (or the timeout); send inputs when the firmware asks.
+    ends_with_record: a device with no exit status; its result or fault record ends the run, and what
+    it says after that (a semihosting exit with no debugger faults) is not part of it."""
     res = RunResult()
     dec = link.Decoder()
     enc = link.Encoder()
     t0 = time.monotonic()
     deadline = t0 + timeout
     grace_until = None
+    ended = False
+
     def send_inputs():
         if inputs is None:
             raise errors.RunError("the image waits for inputs over the link: give inputs (--input)")
@@ -56,8 +60,10 @@ def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None 
         session.write(enc.end())
 
     def take(data: bytes) -> None:
-        nonlocal grace_until
+        nonlocal grace_until, ended
         for rec in dec.feed(data):
+            if ended:
+                continue
             r = link.parse_record(rec)
             kind = r["kind"]
             if kind == "hello":
@@ -70,9 +76,11 @@ def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None 
                 {"case": res.cases, "method": res.methods, "error": res.errors}[kind].append(r)
             elif kind == "fault":
                 res.fault = r
+                ended = ends_with_record
             elif kind == "result":
                 res.result = r
                 grace_until = time.monotonic() + 5.0
+                ended = ends_with_record
             elif kind == "log":
                 res.logs.append(r["text"])
             elif kind == "event":
@@ -89,6 +97,8 @@ def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None 
         data = session.read(0.05)
         if data:
             take(data)
+        if ended:
+            break
         rc = session.poll()
         if rc is not None and not data:
             # The target exited: drain what is still buffered.
@@ -103,9 +113,10 @@ def drive(session, timeout: float, inputs: list[list[np.ndarray] | None] | None 
     if res.exit_code is None:
         session.kill()
         res.exit_code = session.poll()
-        if not res.timed_out and res.result is not None:
+        if not res.timed_out and res.result is not None and not ended:
             res.reason = "the target sent its result but did not exit"
-    dec.finish()
+    if not ended:
+        dec.finish()   # a device that ended with its record may have been cut off mid-frame after it
     s = dec.stats
     res.link.frames += s.frames
     res.link.bad_frames += s.bad_frames

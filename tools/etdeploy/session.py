@@ -12,6 +12,7 @@ from . import harness, results
 from .errors import BadInputs, RunError
 from .pte import input_mismatch, read_program
 from .runners import runner_for
+from .runners.base import Runner
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -64,7 +65,8 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
         programs=None, runner: str | None = None, icount: bool = False):
     elf = Path(elf)
     timeout = float(timeout or DEFAULT_TIMEOUT)
-    r = runner_for(board, log=log, prefer=runner)
+    # runner: a board's runner by name, or a runner object (runners.serialport for a real board)
+    r = runner if isinstance(runner, Runner) else runner_for(board, log=log, prefer=runner)
     if dry_run:
         argv = r.command(str(elf), port=0, icount=icount)
         log(r.describe(argv))
@@ -82,7 +84,7 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
                 return programs[0].methods[mi].inputs[i].dim_order
             except (IndexError, AttributeError):
                 return None
-        res = harness.drive(sess, timeout, inputs=inputs, dim_orders=order)
+        res = harness.drive(sess, timeout, inputs=inputs, dim_orders=order, ends_with_record=not r.caps.exit_status)
     finally:
         sess.close()
 
@@ -92,6 +94,10 @@ def run(board, elf, run_dir, timeout: float | None = None, inputs=None, dry_run:
         except (IndexError, TypeError):
             return None
     try:
+        told = r.explain(res, sess, timeout) if hasattr(r, "explain") else None
+        if told:   # a serial port that said nothing or went away: name the port, not the program
+            res.status, res.reason = "error", told[1]
+            raise harness._with(told[0](told[1]), res)
         harness.judge(res, timeout, describe_op=op_name, symbolize=symbolizer(elf),
                       expect_runs=sum(1 for a in inputs or [] if a is not None))
     finally:

@@ -1,11 +1,12 @@
-"""etdeploy run: run a built image (or build one from a .pte) on the board's emulator or host."""
+"""etdeploy run: run a built image (or build one from a .pte) on the board's emulator or host, or on a device
+through its serial port (--port; flashed with --gdb or the board's method first)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from .. import errors
 
-HELP = "run a firmware image on its emulator, the host or an FVP, and judge the result"
+HELP = "run a firmware image on its emulator, the host, an FVP or a board (--port), and judge the result"
 EXIT_CODES = "exit codes: " + errors.exit_codes_text()
 
 
@@ -28,6 +29,14 @@ def register(sub):
     for kind in ("model", "arena", "pool"):
         p.add_argument(f"--{kind}-region", metavar="REGION",
                        help=f"with --pte: the memory region for the {kind} (scons {kind}_region=)")
+    d = p.add_argument_group("on a real board", "run on a device: flash it, read its link from a serial port")
+    d.add_argument("--port", help="the board's serial port as a pyserial URL: /dev/ttyACM0, socket://HOST:PORT, "
+                                  "rfc2217://HOST:PORT")
+    d.add_argument("--baud", type=int, help="serial baud rate (default: the board's [uart] baud)")
+    f = d.add_mutually_exclusive_group()
+    f.add_argument("--gdb", metavar="HOST:PORT", help="flash through this GDB server (pyocd gdbserver, openocd, "
+                                                      "JLinkGDBServer, a Black Magic Probe's /dev/tty...)")
+    f.add_argument("--no-flash", action="store_true", help="the image is on the board already: only listen")
     p.set_defaults(func=main)
     return p
 
@@ -78,10 +87,30 @@ def main(args) -> int:
         mi = [m.name for m in progs[0].methods].index(args.method) if progs else 0
         inputs = [None] * (mi + 1)
         inputs[mi] = load_inputs(args.input, minfo)
+    runner = args.runner
+    if args.port:
+        runner = device_runner(board, args)
+    elif args.gdb or args.no_flash or args.baud:
+        raise errors.ConfigError("--gdb, --no-flash and --baud are for runs on a board: give its serial port (--port)")
     res = session.run(board, elf, run_dir, timeout=args.timeout, inputs=inputs, dry_run=args.dry_run,
-                      runner=args.runner, icount=args.icount)
+                      runner=runner, icount=args.icount)
     if args.dry_run:
         return 0
     print_result(res, run_dir)
     return 0
 
+
+
+def device_runner(board, args):
+    """The serial-port runner with the flash step the options ask for."""
+    from ..runners import flasher_for
+    from ..runners.gdbserver import gdb_flash
+    from ..runners.serialport import SerialDeviceRunner
+    if args.gdb:
+        flash = lambda elf: gdb_flash(board, elf, args.gdb)  # noqa: E731
+    elif args.no_flash:
+        flash = None
+    else:
+        flasher = flasher_for(board)
+        flash = lambda elf: flasher.flash(Path(elf).parent)  # noqa: E731
+    return SerialDeviceRunner(board, args.port, args.baud, flash=flash, log=print)
