@@ -1,0 +1,117 @@
+/* cortex_m:: int8 GEMM cores for the DSP extension (Cortex-M4/M7/M33: SMLAD, two 16x16 MACs an
+ * instruction), included by the cortex_m kernels when __ARM_FEATURE_DSP is there and MVE is not.
+ *
+ * The int8 operands stay int8 in memory: a word of four bytes a0..a3 is widened in registers with
+ * SXTB16 into (a0, a2) and, rotated by 8, (a1, a3). Widening both operands the same way pairs the
+ * right bytes, so SMLAD(sxtb16(a), sxtb16(b)) + SMLAD(sxtb16(a ror 8), sxtb16(b ror 8)) is the dot
+ * product of the four bytes: no im2col, no widened copy, no scratch. A pass computes 2 output channels
+ * x 2 columns (four accumulators share each widened load): 4 loads, 8 SXTB16, 8 SMLAD per 16 MACs.
+ * The input offset is not added to the inputs: it is folded as offset x sum(weights of the taps used),
+ * per output channel (see cm_dsp_conv). */
+#ifndef CM_DSP_GEMM_H
+#define CM_DSP_GEMM_H
+#include <arm_acle.h>
+#include <string.h>
+#include <stdint.h>
+
+/* SXTB16 of the word rotated right by 8: bytes 1 and 3 widened. One instruction (GCC 12 keeps
+ * __sxtb16(rotate) as a separate rotate, and its arm_acle.h has no __ror). */
+static inline int16x2_t cm_sxtb16_r8(uint32_t v) {
+  int16x2_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
+
+/* a word of int8 from any address (the M4/M33/M7 load words unaligned; memcpy becomes one LDR) */
+static inline uint32_t cm_ld32(const int8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+#ifdef __OPTIMIZE__  /* the loop needs 14 registers: r7 is the frame pointer at -O0 */
+/* One 4-byte step of the 2x2 pass: 3 loads, 6 SXTB16, 8 SMLAD (the second weight row loads last). */
+#define CM_DSP_STEP2X2 \
+  "ldr %[t0], [%[x0]], #4\n\t" "ldr %[t1], [%[x1]], #4\n\t" "ldr %[t2], [%[w0]], #4\n\t" \
+  "sxtb16 %[t3], %[t0]\n\t" "sxtb16 %[t0], %[t0], ror #8\n\t" \
+  "sxtb16 %[t4], %[t1]\n\t" "sxtb16 %[t1], %[t1], ror #8\n\t" \
+  "sxtb16 %[t5], %[t2]\n\t" "sxtb16 %[t2], %[t2], ror #8\n\t" \
+  "smlad %[a00], %[t3], %[t5], %[a00]\n\t" "smlad %[a00], %[t0], %[t2], %[a00]\n\t" \
+  "smlad %[a10], %[t4], %[t5], %[a10]\n\t" "smlad %[a10], %[t1], %[t2], %[a10]\n\t" \
+  "ldr %[t2], [%[w1]], #4\n\t" \
+  "sxtb16 %[t5], %[t2]\n\t" "sxtb16 %[t2], %[t2], ror #8\n\t" \
+  "smlad %[a01], %[t3], %[t5], %[a01]\n\t" "smlad %[a01], %[t0], %[t2], %[a01]\n\t" \
+  "smlad %[a11], %[t4], %[t5], %[a11]\n\t" "smlad %[a11], %[t1], %[t2], %[a11]\n\t"
+#endif
+
+/* acc[0] += x0.w0, acc[1] += x1.w0, acc[2] += x0.w1, acc[3] += x1.w1 over n int8 */
+__attribute__((always_inline)) static inline void cm_dsp_dot2x2(const int8_t *x0, const int8_t *x1,
+                                                                const int8_t *w0, const int8_t *w1, int32_t n,
+                                                                int32_t *acc) {
+  int32_t a00 = acc[0], a10 = acc[1], a01 = acc[2], a11 = acc[3];
+#ifdef __OPTIMIZE__
+  /* 8 bytes a trip; the trip count lives on the stack: 4 accumulators, 4 pointers and 6 temporaries
+   * take all 14 registers. 44 instructions per 32 MACs. */
+  int32_t trips = n >> 3;
+  if (trips > 0) {
+    uint32_t t0, t1, t2, t3, t4, t5;
+    __asm__ volatile("1:\n\t" CM_DSP_STEP2X2 CM_DSP_STEP2X2
+                     "ldr %[t0], %[n]\n\t" "subs %[t0], %[t0], #1\n\t" "str %[t0], %[n]\n\t" "bne 1b\n\t"
+                     : [a00] "+r"(a00), [a10] "+r"(a10), [a01] "+r"(a01), [a11] "+r"(a11), [x0] "+r"(x0),
+                       [x1] "+r"(x1), [w0] "+r"(w0), [w1] "+r"(w1), [n] "+m"(trips), [t0] "=&r"(t0),
+                       [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5)
+                     :
+                     : "cc", "memory");
+  }
+  n &= 7;
+#endif
+  for (int32_t k = n >> 2; k > 0; k--) {
+    const uint32_t xa = cm_ld32(x0), xb = cm_ld32(x1), wa = cm_ld32(w0), wb = cm_ld32(w1);
+    x0 += 4; x1 += 4; w0 += 4; w1 += 4;
+    const int16x2_t xae = __sxtb16(xa), xao = cm_sxtb16_r8(xa);
+    const int16x2_t xbe = __sxtb16(xb), xbo = cm_sxtb16_r8(xb);
+    const int16x2_t wae = __sxtb16(wa), wao = cm_sxtb16_r8(wa);
+    a00 = __smlad(xae, wae, a00); a00 = __smlad(xao, wao, a00);
+    a10 = __smlad(xbe, wae, a10); a10 = __smlad(xbo, wao, a10);
+    const int16x2_t wbe = __sxtb16(wb), wbo = cm_sxtb16_r8(wb);
+    a01 = __smlad(xae, wbe, a01); a01 = __smlad(xao, wbo, a01);
+    a11 = __smlad(xbe, wbe, a11); a11 = __smlad(xbo, wbo, a11);
+  }
+  for (int32_t k = n & 3; k > 0; k--) {
+    const int32_t xa = *x0++, xb = *x1++, wa = *w0++, wb = *w1++;
+    a00 += xa * wa; a10 += xb * wa; a01 += xa * wb; a11 += xb * wb;
+  }
+  acc[0] = a00; acc[1] = a10; acc[2] = a01; acc[3] = a11;
+}
+
+/* acc[0] += x0.w0, acc[1] += x0.w1 over n int8 (one column: a border pixel, an odd last column) */
+__attribute__((always_inline)) static inline void cm_dsp_dot1x2(const int8_t *x0, const int8_t *w0,
+                                                                const int8_t *w1, int32_t n, int32_t *acc) {
+  int32_t a0 = acc[0], a1 = acc[1];
+  for (int32_t k = n >> 2; k > 0; k--) {
+    const uint32_t xa = cm_ld32(x0), wa = cm_ld32(w0), wb = cm_ld32(w1);
+    x0 += 4; w0 += 4; w1 += 4;
+    const int16x2_t xe = __sxtb16(xa), xo = cm_sxtb16_r8(xa);
+    a0 = __smlad(xe, __sxtb16(wa), a0); a0 = __smlad(xo, cm_sxtb16_r8(wa), a0);
+    a1 = __smlad(xe, __sxtb16(wb), a1); a1 = __smlad(xo, cm_sxtb16_r8(wb), a1);
+  }
+  for (int32_t k = n & 3; k > 0; k--) {
+    const int32_t xa = *x0++;
+    a0 += xa * *w0++; a1 += xa * *w1++;
+  }
+  acc[0] = a0; acc[1] = a1;
+}
+
+/* sum of n int8 (weights' sums, once per output channel and call) */
+static inline int32_t cm_dsp_sum(const int8_t *a, int32_t n) {
+  int32_t s = 0;
+  for (int32_t k = n >> 2; k > 0; k--, a += 4) {
+    const uint32_t v = cm_ld32(a);
+    s = __smlad(__sxtb16(v), 0x00010001, s);
+    s = __smlad(cm_sxtb16_r8(v), 0x00010001, s);
+  }
+  for (int32_t k = n & 3; k > 0; k--) s += *a++;
+  return s;
+}
+
+#endif
