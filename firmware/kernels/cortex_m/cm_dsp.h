@@ -1,5 +1,6 @@
-/* cortex_m:: int8 GEMM cores for the DSP extension (Cortex-M4/M7/M33: SMLAD, two 16x16 MACs an
- * instruction), included by the cortex_m kernels when __ARM_FEATURE_DSP is there and MVE is not.
+/* Private to firmware/kernels/cortex_m/: int8 GEMM cores for the DSP extension (Cortex-M4/M7/M33:
+ * SMLAD, two 16x16 MACs an instruction); cm_util.h includes it (CM_DSP) when __ARM_FEATURE_DSP is
+ * there and MVE is not.
  *
  * The int8 operands stay int8 in memory: a word of four bytes a0..a3 is widened in registers with
  * SXTB16 into (a0, a2) and, rotated by 8, (a1, a3). Widening both operands the same way pairs the
@@ -8,8 +9,8 @@
  * x 2 columns (four accumulators share each widened load): 4 loads, 8 SXTB16, 8 SMLAD per 16 MACs.
  * The input offset is not added to the inputs: it is folded as offset x sum(weights of the taps used),
  * per output channel (see cm_dsp_conv). */
-#ifndef CM_DSP_GEMM_H
-#define CM_DSP_GEMM_H
+#ifndef ET_CORTEX_M_CM_DSP_H
+#define ET_CORTEX_M_CM_DSP_H
 #include <arm_acle.h>
 #include <string.h>
 #include <stdint.h>
