@@ -115,4 +115,35 @@ static inline int32_t cm_dsp_sum(const int8_t *a, int32_t n) {
   return s;
 }
 
+/* Requantisation of one channel, set up once (cm_dsp_rq_set) and applied per output: what cm_requant
+ * + out_off (saturating) + the activation clamp give, in about a dozen instructions:
+ * (v * m + 2^30) >> 31 is SMMULR(2v, m) = (2vm + 2^31) >> 32 while |v| < 2^30; the rounding right
+ * shift by rs (half away from zero) is (r + 2^(rs-1) + (r < 0 ? -1 : 0)) >> rs, no overflow for
+ * |r| < 2^30. Other shifts and accumulators take cm_requant. */
+typedef struct {
+  int32_t mult, shift, rs, half, out_off, amin, amax;
+  bool fast;
+} cm_dsp_rq;
+
+static inline void cm_dsp_rq_set(cm_dsp_rq *q, int32_t mult, int32_t shift, int32_t out_off, int32_t amin,
+                                 int32_t amax) {
+  q->mult = mult; q->shift = shift; q->out_off = out_off; q->amin = amin; q->amax = amax;
+  q->fast = shift <= 0 && shift >= -31;
+  q->rs = q->fast ? -shift : 0;
+  q->half = q->rs > 0 ? (int32_t)(1u << (q->rs - 1)) : 0;
+}
+
+static inline int8_t cm_dsp_rq_apply(const cm_dsp_rq *q, uint32_t acc) {
+  const int32_t v = (int32_t)acc;
+  int32_t r;
+  if (q->fast && (int32_t)((uint32_t)v << 1) >> 1 == v) {
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"((int32_t)((uint32_t)v << 1)), "r"(q->mult));
+    if (q->rs > 0) r = (r + q->half + (r >> 31)) >> q->rs;
+  } else {
+    r = cm_requant(v, q->mult, q->shift);
+  }
+  r = __qadd(r, q->out_off);
+  return (int8_t)(r < q->amin ? q->amin : r > q->amax ? q->amax : r);
+}
+
 #endif

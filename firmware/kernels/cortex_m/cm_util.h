@@ -25,9 +25,8 @@
 #define CM_HOT __attribute__((noinline))
 #endif
 #elif defined(__ARM_FEATURE_DSP)
-/* Cortex-M4/M7/M33: the SMLAD cores (cm_dsp.h) */
+/* Cortex-M4/M7/M33: the SMLAD cores (cm_dsp.h, included below the scalar helpers) */
 #define CM_DSP 1
-#include "cm_dsp.h"
 #endif
 
 /* ---------------------------------------------------------------- scalar helpers */
@@ -65,6 +64,9 @@ static inline int32_t add_sat_i32(int32_t a, int32_t b) {
   int64_t v = (int64_t)a + b;
   return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
 }
+#ifdef CM_DSP
+#include "cm_dsp.h"
+#endif
 
 /* (float)m * 2^e without double arithmetic (exact unless the result is subnormal) */
 CM_UNUSED static float ldexp_f(float m, int32_t e) {

@@ -1,5 +1,8 @@
 /* cortex_m:: int8 depthwise convolution. */
 #include "cm_conv.h"
+#ifdef CM_DSP
+#include "dsp_dw.h"
+#endif
 
 #ifdef CM_MVE
 /* The 4-channel depthwise over a whole image (qdw_plane_mve below sets it up): windows are 16
@@ -524,6 +527,8 @@ __attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t 
 static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
   if (qdw_mve(c, x, y)) return;
+#elif defined(CM_DSP)
+  if (cm_dsp_dw(c, x, y)) return;
 #endif
   qdw_portable(c, x, y);
 }

@@ -16,10 +16,6 @@ static int32_t cm_dsp_corr(const int32_t *tap, int32_t KW, int32_t kh0, int32_t 
   return s;
 }
 
-static inline void cm_dsp_store(const qconv *c, int8_t *yp, int32_t oc, uint32_t acc) {
-  int32_t r = add_sat_i32(cm_requant((int32_t)acc, c->mult[oc], c->shift[oc]), c->out_off);
-  yp[oc * c->y.sc] = (int8_t)clamp_i32(r, c->amin, c->amax);
-}
 
 __attribute__((noinline)) static bool cm_dsp_conv(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t C = c->x.c, KH = c->KH, KW = c->KW, O = c->y.c, H = c->x.h, W = c->x.w;
@@ -38,6 +34,10 @@ __attribute__((noinline)) static bool cm_dsp_conv(const qconv *c, const int8_t *
       tap[1][t] = cm_dsp_sum(w1 + (ptrdiff_t)t * C, C); full1 += tap[1][t];
     }
     const uint32_t b0 = c->bias ? (uint32_t)c->bias[oc] : 0u, b1 = c->bias ? (uint32_t)c->bias[oc1] : 0u;
+    cm_dsp_rq q0, q1;
+    cm_dsp_rq_set(&q0, c->mult[oc], c->shift[oc], c->out_off, c->amin, c->amax);
+    cm_dsp_rq_set(&q1, c->mult[oc1], c->shift[oc1], c->out_off, c->amin, c->amax);
+    const ptrdiff_t s0 = oc * c->y.sc, s1 = oc1 * c->y.sc;
     for (int32_t n = 0; n < c->y.n; n++) {
       const int8_t *xn = x + n * c->x.sn;
       for (int32_t oh = 0; oh < c->y.h; oh++) {
@@ -67,11 +67,11 @@ __attribute__((noinline)) static bool cm_dsp_conv(const qconv *c, const int8_t *
             }
             const uint32_t k0 = (uint32_t)io * (uint32_t)c0, k1 = (uint32_t)io * (uint32_t)c1;
             if (oc1 != oc) {
-              cm_dsp_store(c, yp, oc1, b1 + k1 + (uint32_t)acc[2]);
-              cm_dsp_store(c, yp + c->y.sw, oc1, b1 + k1 + (uint32_t)acc[3]);
+              (yp)[s1] = cm_dsp_rq_apply(&q1, b1 + k1 + (uint32_t)acc[2]);
+              (yp + c->y.sw)[s1] = cm_dsp_rq_apply(&q1, b1 + k1 + (uint32_t)acc[3]);
             }
-            cm_dsp_store(c, yp, oc, b0 + k0 + (uint32_t)acc[0]);
-            cm_dsp_store(c, yp + c->y.sw, oc, b0 + k0 + (uint32_t)acc[1]);
+            (yp)[s0] = cm_dsp_rq_apply(&q0, b0 + k0 + (uint32_t)acc[0]);
+            (yp + c->y.sw)[s0] = cm_dsp_rq_apply(&q0, b0 + k0 + (uint32_t)acc[1]);
             ow += 2;
           } else {
             int32_t acc[2] = {0, 0};
@@ -80,8 +80,8 @@ __attribute__((noinline)) static bool cm_dsp_conv(const qconv *c, const int8_t *
               const ptrdiff_t wo = ((ptrdiff_t)kh * KW + kw0) * C;
               cm_dsp_dot1x2(xr, w0 + wo, w1 + wo, run, acc);
             }
-            if (oc1 != oc) cm_dsp_store(c, yp, oc1, b1 + (uint32_t)io * (uint32_t)c1 + (uint32_t)acc[1]);
-            cm_dsp_store(c, yp, oc, b0 + (uint32_t)io * (uint32_t)c0 + (uint32_t)acc[0]);
+            if (oc1 != oc) (yp)[s1] = cm_dsp_rq_apply(&q1, b1 + (uint32_t)io * (uint32_t)c1 + (uint32_t)acc[1]);
+            (yp)[s0] = cm_dsp_rq_apply(&q0, b0 + (uint32_t)io * (uint32_t)c0 + (uint32_t)acc[0]);
             ow += 1;
           }
         }

@@ -1,0 +1,180 @@
+/* Private to firmware/kernels/cortex_m/: the int8 depthwise convolution on the DSP extension, for
+ * depthwise.c. Two paths (cm_dsp_dw picks one; false: neither fits, the portable code runs):
+ *  - depth multiplier >= 4 (e.g. a first layer on a one-channel input): per output pixel and input
+ *    channel, the window's taps (offset added, padded taps 0) packed as int16 tap pairs on the stack;
+ *    4 output channels a pass read one word of weights per tap (1HWO: the channels are contiguous),
+ *    widened and paired (SXTB16, PKHBT/PKHTB): 4 SMLAD per tap pair and 4 channels.
+ *  - multiplier 1..3: one output channel at a time, its taps' weights in locals, the input offset
+ *    folded as offset x sum(weights) (interior pixels), the 3x3 window unrolled. */
+#ifndef ET_CORTEX_M_DSP_DW_H
+#define ET_CORTEX_M_DSP_DW_H
+#include "cm_conv.h"
+
+#define CM_DSP_DW_TAPS 64   /* the stack window: 32 words */
+
+/* (lo of a, lo of b) and (hi of a, hi of b) as int16 pairs */
+static inline uint32_t cm_pk_lo(uint32_t a, uint32_t b) { return (a & 0xFFFFu) | (b << 16); }
+static inline uint32_t cm_pk_hi(uint32_t a, uint32_t b) { return (b & 0xFFFF0000u) | (a >> 16); }
+
+/* 4 channels at w (tap stride O) against the packed window xw of np tap pairs: acc[0..3] */
+__attribute__((always_inline)) static inline void cm_dsp_dw4(const uint32_t *xw, int32_t np, const int8_t *w,
+                                                             ptrdiff_t O, int32_t *acc) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  const ptrdiff_t O2 = 2 * O;
+  for (int32_t i = 0; i < np; i++, w += O2) {
+    const uint32_t xp = xw[i], wa = cm_ld32(w), wb = cm_ld32(w + O);
+    const uint32_t ea = (uint32_t)__sxtb16(wa), oa = (uint32_t)cm_sxtb16_r8(wa);
+    const uint32_t eb = (uint32_t)__sxtb16(wb), ob = (uint32_t)cm_sxtb16_r8(wb);
+    a0 = __smlad((int16x2_t)xp, (int16x2_t)cm_pk_lo(ea, eb), a0);
+    a2 = __smlad((int16x2_t)xp, (int16x2_t)cm_pk_hi(ea, eb), a2);
+    a1 = __smlad((int16x2_t)xp, (int16x2_t)cm_pk_lo(oa, ob), a1);
+    a3 = __smlad((int16x2_t)xp, (int16x2_t)cm_pk_hi(oa, ob), a3);
+  }
+  acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+}
+
+__attribute__((noinline)) static void cm_dsp_dw_mult(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t O = c->y.c, KH = c->KH, KW = c->KW, T = KH * KW, H = c->x.h, W = c->x.w, opg = c->opg;
+  const int32_t io = c->in_off, o4 = opg & ~3;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, xsc = c->x.sc;
+  uint32_t xw[CM_DSP_DW_TAPS / 2];
+  int16_t *xh = (int16_t *)xw;
+  xh[T] = 0;  /* an odd tap count: the last pair's second tap is 0 (its weight word is the last tap's) */
+  for (int32_t n = 0; n < c->y.n; n++)
+    for (int32_t oh = 0; oh < c->y.h; oh++) {
+      const int32_t ih0 = oh * c->sh - c->ph;
+      for (int32_t ow = 0; ow < c->y.w; ow++) {
+        const int32_t iw0 = ow * c->sw - c->pw;
+        int8_t *yp = y + n * c->y.sn + oh * c->y.sh + ow * c->y.sw;
+        for (int32_t ic = 0; ic < c->x.c; ic++) {
+          const int8_t *xc = x + n * c->x.sn + ic * xsc;
+          for (int32_t kh = 0, t = 0; kh < KH; kh++) {
+            const int32_t ih = ih0 + kh * c->dh;
+            const bool row = ih >= 0 && ih < H;
+            for (int32_t kw = 0; kw < KW; kw++, t++) {
+              const int32_t iw = iw0 + kw * c->dw;
+              xh[t] = (int16_t)(row && iw >= 0 && iw < W ? xc[ih * xsh + iw * xsw] + io : 0);
+            }
+          }
+          const int32_t oc0 = ic * opg;
+          const int8_t *wc = c->w + oc0;
+          int32_t j = 0;
+          for (; j < o4; j += 4) {
+            int32_t acc[4] = {0, 0, 0, 0};
+            /* the last pair of an odd count reads the last tap's word twice (its x is 0) */
+            cm_dsp_dw4(xw, T / 2, wc + j, O, acc);
+            if (T & 1) {
+              const int32_t xl = xh[T - 1];
+              const int8_t *wl = wc + j + (ptrdiff_t)(T - 1) * O;
+              acc[0] += xl * wl[0]; acc[1] += xl * wl[1]; acc[2] += xl * wl[2]; acc[3] += xl * wl[3];
+            }
+            for (int32_t k = 0; k < 4; k++) {
+              const int32_t oc = oc0 + j + k;
+              cm_dsp_rq q;
+              cm_dsp_rq_set(&q, c->mult[oc], c->shift[oc], c->out_off, c->amin, c->amax);
+              const uint32_t b = c->bias ? (uint32_t)c->bias[oc] : 0u;
+              yp[oc * c->y.sc] = cm_dsp_rq_apply(&q, b + (uint32_t)acc[k]);
+            }
+          }
+          for (; j < opg; j++) {
+            const int32_t oc = oc0 + j;
+            uint32_t acc = c->bias ? (uint32_t)c->bias[oc] : 0u;
+            for (int32_t t = 0; t < T; t++) acc += (uint32_t)(xh[t] * (int32_t)wc[j + (ptrdiff_t)t * O]);
+            cm_dsp_rq q;
+            cm_dsp_rq_set(&q, c->mult[oc], c->shift[oc], c->out_off, c->amin, c->amax);
+            yp[oc * c->y.sc] = cm_dsp_rq_apply(&q, acc);
+          }
+        }
+      }
+    }
+}
+
+/* multiplier 1..3: channel by channel */
+__attribute__((noinline)) static void cm_dsp_dw_chan(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t O = c->y.c, KH = c->KH, KW = c->KW, T = KH * KW, H = c->x.h, W = c->x.w, opg = c->opg;
+  const int32_t io = c->in_off, dh = c->dh, dw = c->dw, sw = c->sw;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, xsc = c->x.sc, ysw = c->y.sw;
+  int32_t wk[CM_DSP_DW_TAPS];
+  ptrdiff_t off[CM_DSP_DW_TAPS];
+  for (int32_t kh = 0, t = 0; kh < KH; kh++)
+    for (int32_t kw = 0; kw < KW; kw++, t++) off[t] = (ptrdiff_t)kh * dh * xsh + (ptrdiff_t)kw * dw * xsw;
+  for (int32_t t = T; t < 9; t++) { off[t] = 0; wk[t] = 0; }  /* read by the 3x3 setup below, unused */
+  const bool k33 = KH == 3 && KW == 3;
+  /* interior columns: [owa, owb) take every tap */
+  int32_t owa = 0, owb = 0;
+  while (owa < c->y.w && owa * sw - c->pw < 0) owa++;
+  owb = owa;
+  while (owb < c->y.w && owb * sw - c->pw + (KW - 1) * dw < W) owb++;
+  for (int32_t oc = 0; oc < O; oc++) {
+    const int32_t ic = oc / opg;
+    int32_t wsum = 0;
+    for (int32_t t = 0; t < T; t++) { wk[t] = c->w[(ptrdiff_t)t * O + oc]; wsum += wk[t]; }
+    cm_dsp_rq q;
+    cm_dsp_rq_set(&q, c->mult[oc], c->shift[oc], c->out_off, c->amin, c->amax);
+    const uint32_t b = c->bias ? (uint32_t)c->bias[oc] : 0u, bfull = b + (uint32_t)io * (uint32_t)wsum;
+    const int32_t w0 = wk[0], w1 = wk[1], w2 = wk[2], w3 = wk[3], w4 = wk[4], w5 = wk[5], w6 = wk[6], w7 = wk[7],
+                  w8 = wk[8];
+    const ptrdiff_t o1 = off[1], o2 = off[2], o3 = off[3], o4 = off[4], o5 = off[5], o6 = off[6], o7 = off[7],
+                    o8 = off[8];
+    for (int32_t n = 0; n < c->y.n; n++)
+      for (int32_t oh = 0; oh < c->y.h; oh++) {
+        const int32_t ih0 = oh * c->sh - c->ph;
+        int32_t kh0, kh1;
+        tap_range(ih0, KH, dh, H, &kh0, &kh1);
+        const int8_t *xc = x + n * c->x.sn + ic * xsc;
+        int8_t *yr = y + n * c->y.sn + oh * c->y.sh + oc * c->y.sc;
+        const bool rows = kh0 == 0 && kh1 == KH;
+        for (int32_t ow = 0; ow < c->y.w; ow++) {
+          const int32_t iw0 = ow * sw - c->pw;
+          const ptrdiff_t org = (ptrdiff_t)ih0 * xsh + (ptrdiff_t)iw0 * xsw;  /* the window's origin, maybe outside */
+          if (rows && ow >= owa && ow < owb) {
+            const int8_t *p = xc + org;
+            uint32_t acc = bfull;
+            if (k33) {
+              /* the weights are in registers (or one stack load each) */
+              if (ow + 1 < owb) {   /* two pixels */
+                const int8_t *p2 = p + sw * xsw;
+                uint32_t acc2 = bfull;
+                acc += (uint32_t)(p[0] * w0 + p[o1] * w1 + p[o2] * w2 + p[o3] * w3 + p[o4] * w4 + p[o5] * w5 +
+                                  p[o6] * w6 + p[o7] * w7 + p[o8] * w8);
+                acc2 += (uint32_t)(p2[0] * w0 + p2[o1] * w1 + p2[o2] * w2 + p2[o3] * w3 + p2[o4] * w4 +
+                                   p2[o5] * w5 + p2[o6] * w6 + p2[o7] * w7 + p2[o8] * w8);
+                yr[ow * ysw] = cm_dsp_rq_apply(&q, acc);
+                yr[(ow + 1) * ysw] = cm_dsp_rq_apply(&q, acc2);
+                ow++;
+                continue;
+              }
+              acc += (uint32_t)(p[0] * w0 + p[o1] * w1 + p[o2] * w2 + p[o3] * w3 + p[o4] * w4 + p[o5] * w5 +
+                                p[o6] * w6 + p[o7] * w7 + p[o8] * w8);
+            } else {
+              for (int32_t t = 0; t < T; t++) acc += (uint32_t)(p[off[t]] * wk[t]);
+            }
+            yr[ow * ysw] = cm_dsp_rq_apply(&q, acc);
+          } else {
+            int32_t kw0, kw1;
+            tap_range(iw0, KW, dw, W, &kw0, &kw1);
+            uint32_t acc = b;
+            for (int32_t kh = kh0; kh < kh1; kh++)
+              for (int32_t kw = kw0; kw < kw1; kw++) {
+                const int32_t t = kh * KW + kw;
+                acc += (uint32_t)((xc[org + off[t]] + io) * wk[t]);
+              }
+            yr[ow * ysw] = cm_dsp_rq_apply(&q, acc);
+          }
+        }
+      }
+  }
+}
+
+static bool cm_dsp_dw(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t T = c->KH * c->KW;
+  if (T > CM_DSP_DW_TAPS || T < 1) return false;
+  if (c->opg >= 4) {
+    /* the padded taps are 0 after the offset: x + io must fit int16 (it does for int8 zero points) */
+    cm_dsp_dw_mult(c, x, y);
+    return true;
+  }
+  cm_dsp_dw_chan(c, x, y);
+  return true;
+}
+#endif
