@@ -146,4 +146,54 @@ static inline int8_t cm_dsp_rq_apply(const cm_dsp_rq *q, uint32_t acc) {
   return (int8_t)(r < q->amin ? q->amin : r > q->amax ? q->amax : r);
 }
 
+/* The int8 GEMM on the 2x2 pass: for rows m < M of x (row m at x + m * xs, K int8) and weight rows
+ * n < N (row n at w + n * K):  y[m * ysm + n * ysn] = rq_n(c_n + sum_k x[m][k] w[n][k]), where
+ * c_n = bias[n] (if any) + (ksum ? ksum[n] : io * sum_k w[n][k]) and rq_n requantises with
+ * mult[n], shift[n] (or [0] for all when !per_channel). Used by pointwise convs and linears. */
+typedef struct {
+  const int8_t *w;
+  const int32_t *bias, *ksum, *mult, *shift;
+  int32_t N, K, io, out_off, amin, amax;
+  bool per_channel;
+} cm_dsp_gemm_args;
+
+CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm(const cm_dsp_gemm_args *g, const int8_t *x, ptrdiff_t xs,
+                                                  int32_t M, int8_t *y, ptrdiff_t ysm, ptrdiff_t ysn) {
+  const int32_t N = g->N, K = g->K;
+  for (int32_t n = 0; n < N; n += 2) {
+    const int32_t n1 = n + 1 < N ? n + 1 : n;  /* an odd last row is computed twice, stored once */
+    const int8_t *w0 = g->w + (ptrdiff_t)n * K, *w1 = g->w + (ptrdiff_t)n1 * K;
+    uint32_t c0 = g->bias ? (uint32_t)g->bias[n] : 0u, c1 = g->bias ? (uint32_t)g->bias[n1] : 0u;
+    if (g->ksum) {
+      c0 += (uint32_t)g->ksum[n]; c1 += (uint32_t)g->ksum[n1];
+    } else if (g->io) {
+      c0 += (uint32_t)g->io * (uint32_t)cm_dsp_sum(w0, K); c1 += (uint32_t)g->io * (uint32_t)cm_dsp_sum(w1, K);
+    }
+    const int32_t q0i = g->per_channel ? n : 0, q1i = g->per_channel ? n1 : 0;
+    cm_dsp_rq q0, q1;
+    cm_dsp_rq_set(&q0, g->mult[q0i], g->shift[q0i], g->out_off, g->amin, g->amax);
+    cm_dsp_rq_set(&q1, g->mult[q1i], g->shift[q1i], g->out_off, g->amin, g->amax);
+    int8_t *y0 = y + n * ysn, *y1 = y + n1 * ysn;
+    const bool two = n1 != n;
+    const int8_t *xm = x;
+    int32_t m = 0;
+    for (; m + 2 <= M; m += 2, xm += 2 * xs) {
+      int32_t acc[4] = {0, 0, 0, 0};
+      cm_dsp_dot2x2(xm, xm + xs, w0, w1, K, acc);
+      y0[m * ysm] = cm_dsp_rq_apply(&q0, c0 + (uint32_t)acc[0]);
+      y0[(m + 1) * ysm] = cm_dsp_rq_apply(&q0, c0 + (uint32_t)acc[1]);
+      if (two) {
+        y1[m * ysm] = cm_dsp_rq_apply(&q1, c1 + (uint32_t)acc[2]);
+        y1[(m + 1) * ysm] = cm_dsp_rq_apply(&q1, c1 + (uint32_t)acc[3]);
+      }
+    }
+    if (m < M) {
+      int32_t acc[2] = {0, 0};
+      cm_dsp_dot1x2(xm, w0, w1, K, acc);
+      y0[m * ysm] = cm_dsp_rq_apply(&q0, c0 + (uint32_t)acc[0]);
+      if (two) y1[m * ysm] = cm_dsp_rq_apply(&q1, c1 + (uint32_t)acc[1]);
+    }
+  }
+}
+
 #endif

@@ -17,11 +17,33 @@ static int32_t cm_dsp_corr(const int32_t *tap, int32_t KW, int32_t kh0, int32_t 
 }
 
 
+/* 1x1 without padding: a GEMM over the output pixels (all of an image at once when the rows are dense) */
+static void cm_dsp_pointwise(const qconv *c, const int8_t *x, int8_t *y) {
+  const cm_dsp_gemm_args g = {c->w, c->bias, NULL, c->mult, c->shift, c->y.c, c->x.c, c->in_off, c->out_off,
+                              c->amin, c->amax, true};
+  const ptrdiff_t xs = (ptrdiff_t)c->sw * c->x.sw;
+  const bool flat = c->sw == 1 && c->sh == 1 && c->x.sh == c->x.w * c->x.sw && c->y.sh == c->y.w * c->y.sw &&
+                    c->x.h == c->y.h && c->x.w == c->y.w;
+  for (int32_t n = 0; n < c->y.n; n++) {
+    if (flat) {
+      cm_dsp_gemm(&g, x + n * c->x.sn, xs, c->y.h * c->y.w, y + n * c->y.sn, c->y.sw, c->y.sc);
+      continue;
+    }
+    for (int32_t oh = 0; oh < c->y.h; oh++)
+      cm_dsp_gemm(&g, x + n * c->x.sn + (ptrdiff_t)oh * c->sh * c->x.sh, xs, c->y.w,
+                  y + n * c->y.sn + oh * c->y.sh, c->y.sw, c->y.sc);
+  }
+}
+
 __attribute__((noinline)) static bool cm_dsp_conv(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t C = c->x.c, KH = c->KH, KW = c->KW, O = c->y.c, H = c->x.h, W = c->x.w;
   if (c->depthwise || c->cpg != C || c->x.sc != 1 || c->x.sw != C || c->dw != 1 || KH * KW > CM_DSP_TAPS ||
       C <= 0)
     return false;
+  if (KH == 1 && KW == 1 && c->ph == 0 && c->pw == 0) {
+    cm_dsp_pointwise(c, x, y);
+    return true;
+  }
   const int32_t K = KH * KW * C, io = c->in_off, dh = c->dh;
   const ptrdiff_t xsh = c->x.sh, step = (ptrdiff_t)c->sw * C;
   int32_t tap[2][CM_DSP_TAPS];

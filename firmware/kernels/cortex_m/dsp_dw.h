@@ -12,9 +12,17 @@
 
 #define CM_DSP_DW_TAPS 64   /* the stack window: 32 words */
 
-/* (lo of a, lo of b) and (hi of a, hi of b) as int16 pairs */
-static inline uint32_t cm_pk_lo(uint32_t a, uint32_t b) { return (a & 0xFFFFu) | (b << 16); }
-static inline uint32_t cm_pk_hi(uint32_t a, uint32_t b) { return (b & 0xFFFF0000u) | (a >> 16); }
+/* (lo of a, lo of b) and (hi of a, hi of b) as int16 pairs: PKHBT / PKHTB (GCC 12 does not find them) */
+static inline uint32_t cm_pk_lo(uint32_t a, uint32_t b) {
+  uint32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+static inline uint32_t cm_pk_hi(uint32_t a, uint32_t b) {
+  uint32_t r;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
+  return r;
+}
 
 /* 4 channels at w (tap stride O) against the packed window xw of np tap pairs: acc[0..3] */
 __attribute__((always_inline)) static inline void cm_dsp_dw4(const uint32_t *xw, int32_t np, const int8_t *w,

@@ -125,6 +125,13 @@ static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y) {
     qlinear_mve(x, wd, bd, kd, y, M, N, K, in_off, f_off, out_off, mult, shift, amin, amax);
     return;
   }
+#elif defined(CM_DSP)
+  if (f_off == 0 && K > 0) {
+    /* sum (x + io) w = x.w + io sum(w) (+ bias), or x.w + kernel_sum when the program gives one */
+    const cm_dsp_gemm_args g = {wd, kd ? NULL : bd, kd, &mult, &shift, N, K, in_off, out_off, amin, amax, false};
+    cm_dsp_gemm(&g, x, K, M, y, N, 1);
+    return;
+  }
 #endif
   for (int32_t m = 0; m < M; m++) {
     const int8_t *xr = x + (ptrdiff_t)m * K;
