@@ -133,6 +133,22 @@ static inline void cm_dsp_rq_set(cm_dsp_rq *q, int32_t mult, int32_t shift, int3
   q->half = q->rs > 0 ? (int32_t)(1u << (q->rs - 1)) : 0;
 }
 
+/* the same from the channel's multiplier and shift directly (no setup: for channel-inner loops) */
+static inline int8_t cm_dsp_rq1(uint32_t acc, int32_t mult, int32_t shift, int32_t out_off, int32_t amin,
+                                int32_t amax) {
+  const int32_t v = (int32_t)acc, v2 = (int32_t)((uint32_t)v << 1);
+  int32_t r;
+  if ((uint32_t)(shift + 31) <= 31u && v2 >> 1 == v) {   /* shift in [-31, 0], |v| < 2^30 */
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(v2), "r"(mult));
+    const int32_t rs = -shift;
+    if (rs > 0) r = (r + (int32_t)(1u << (rs - 1)) + (r >> 31)) >> rs;
+  } else {
+    r = cm_requant(v, mult, shift);
+  }
+  r = __qadd(r, out_off);
+  return (int8_t)(r < amin ? amin : r > amax ? amax : r);
+}
+
 static inline int8_t cm_dsp_rq_apply(const cm_dsp_rq *q, uint32_t acc) {
   const int32_t v = (int32_t)acc;
   int32_t r;

@@ -45,6 +45,9 @@ __attribute__((noinline)) static void cm_dsp_dw_mult(const qconv *c, const int8_
   const int32_t O = c->y.c, KH = c->KH, KW = c->KW, T = KH * KW, H = c->x.h, W = c->x.w, opg = c->opg;
   const int32_t io = c->in_off, o4 = opg & ~3;
   const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, xsc = c->x.sc;
+  const int32_t *bias = c->bias, *mult = c->mult, *shift = c->shift;
+  const int32_t out_off = c->out_off, amin = c->amin, amax = c->amax;
+  const ptrdiff_t ysc = c->y.sc;
   uint32_t xw[CM_DSP_DW_TAPS / 2];
   int16_t *xh = (int16_t *)xw;
   xh[T] = 0;  /* an odd tap count: the last pair's second tap is 0 (its weight word is the last tap's) */
@@ -78,10 +81,8 @@ __attribute__((noinline)) static void cm_dsp_dw_mult(const qconv *c, const int8_
             }
             for (int32_t k = 0; k < 4; k++) {
               const int32_t oc = oc0 + j + k;
-              cm_dsp_rq q;
-              cm_dsp_rq_set(&q, c->mult[oc], c->shift[oc], c->out_off, c->amin, c->amax);
-              const uint32_t b = c->bias ? (uint32_t)c->bias[oc] : 0u;
-              yp[oc * c->y.sc] = cm_dsp_rq_apply(&q, b + (uint32_t)acc[k]);
+              yp[oc * ysc] = cm_dsp_rq1((bias ? (uint32_t)bias[oc] : 0u) + (uint32_t)acc[k], mult[oc], shift[oc],
+                                        out_off, amin, amax);
             }
           }
           for (; j < opg; j++) {
@@ -174,12 +175,80 @@ __attribute__((noinline)) static void cm_dsp_dw_chan(const qconv *c, const int8_
   }
 }
 
+/* multiplier 1, channels contiguous (NHWC): pixel by pixel, 4 channels a pass over the taps inside
+ * the input (clipped once per pixel, for all channels): a word of input and of weights per tap,
+ * widened (SXTB16), the offset added to the inputs (SADD16), 4 SMLABB/SMLATT. */
+__attribute__((noinline)) static void cm_dsp_dw_pix(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t C = c->y.c, KW = c->KW, H = c->x.h, W = c->x.w, dh = c->dh, dw = c->dw, c4 = C & ~3;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, tsw = (ptrdiff_t)dw * xsw, tsh = (ptrdiff_t)dh * xsh;
+  const uint32_t io2 = ((uint32_t)c->in_off & 0xFFFFu) * 0x10001u;
+  /* in locals: an int8 store may alias *c, so its fields would be reloaded per output */
+  const int32_t *bias = c->bias, *mult = c->mult, *shift = c->shift;
+  const int32_t out_off = c->out_off, amin = c->amin, amax = c->amax, in_off = c->in_off;
+  const ptrdiff_t ysc = c->y.sc;
+  for (int32_t n = 0; n < c->y.n; n++)
+    for (int32_t oh = 0; oh < c->y.h; oh++) {
+      const int32_t ih0 = oh * c->sh - c->ph;
+      int32_t kh0, kh1;
+      tap_range(ih0, c->KH, dh, H, &kh0, &kh1);
+      for (int32_t ow = 0; ow < c->y.w; ow++) {
+        const int32_t iw0 = ow * c->sw - c->pw;
+        int32_t kw0, kw1;
+        tap_range(iw0, KW, dw, W, &kw0, &kw1);
+        const int32_t nkh = kh1 - kh0, nkw = kw1 - kw0;
+        /* the first tap inside the input, for channel 0 */
+        const int8_t *x0 = x + n * c->x.sn + (ptrdiff_t)(ih0 + kh0 * dh) * xsh + (ptrdiff_t)(iw0 + kw0 * dw) * xsw;
+        const int8_t *w0 = c->w + ((ptrdiff_t)kh0 * KW + kw0) * C;
+        int8_t *yp = y + n * c->y.sn + oh * c->y.sh + ow * c->y.sw;
+        int32_t ch = 0;
+        for (; ch < c4; ch += 4) {
+          int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+          const int8_t *xr = x0 + ch, *wr = w0 + ch;
+#define CM_DW_TAP(xp, wp)                                                                                   \
+  do {                                                                                                      \
+    const uint32_t xv = cm_ld32(xp), wv = cm_ld32(wp);                                                      \
+    const int16x2_t xe = __sadd16(__sxtb16(xv), (int16x2_t)io2), xo = __sadd16(cm_sxtb16_r8(xv), (int16x2_t)io2); \
+    const int16x2_t we = __sxtb16(wv), wo = cm_sxtb16_r8(wv);                                               \
+    a0 = __smlabb(xe, we, a0); a2 = __smlatt(xe, we, a2);                                                   \
+    a1 = __smlabb(xo, wo, a1); a3 = __smlatt(xo, wo, a3);                                                   \
+  } while (0)
+          for (int32_t i = 0; i < nkh; i++, xr += tsh, wr += (ptrdiff_t)KW * C) {
+            if (nkw == 3) {   /* the usual 3-wide row, unrolled */
+              CM_DW_TAP(xr, wr); CM_DW_TAP(xr + tsw, wr + C); CM_DW_TAP(xr + 2 * tsw, wr + 2 * C);
+              continue;
+            }
+            const int8_t *xp = xr, *wp = wr;
+            for (int32_t j = 0; j < nkw; j++, xp += tsw, wp += C) CM_DW_TAP(xp, wp);
+          }
+#undef CM_DW_TAP
+          const int32_t acc[4] = {a0, a1, a2, a3};
+          for (int32_t k = 0; k < 4; k++) {
+            const int32_t oc = ch + k;
+            yp[oc * ysc] = cm_dsp_rq1((bias ? (uint32_t)bias[oc] : 0u) + (uint32_t)acc[k], mult[oc], shift[oc],
+                                      out_off, amin, amax);
+          }
+        }
+        for (; ch < C; ch++) {
+          uint32_t acc = bias ? (uint32_t)bias[ch] : 0u;
+          for (int32_t i = 0; i < nkh; i++)
+            for (int32_t j = 0; j < nkw; j++)
+              acc += (uint32_t)((x0[i * tsh + j * tsw + ch] + in_off) * w0[((ptrdiff_t)i * KW + j) * C + ch]);
+          yp[ch * ysc] = cm_dsp_rq1(acc, mult[ch], shift[ch], out_off, amin, amax);
+        }
+      }
+    }
+}
+
 static bool cm_dsp_dw(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t T = c->KH * c->KW;
   if (T > CM_DSP_DW_TAPS || T < 1) return false;
   if (c->opg >= 4) {
     /* the padded taps are 0 after the offset: x + io must fit int16 (it does for int8 zero points) */
     cm_dsp_dw_mult(c, x, y);
+    return true;
+  }
+  if (c->opg == 1 && c->x.sc == 1 && c->x.c >= 4) {
+    cm_dsp_dw_pix(c, x, y);
     return true;
   }
   cm_dsp_dw_chan(c, x, y);
