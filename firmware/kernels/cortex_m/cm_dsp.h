@@ -133,17 +133,25 @@ static inline void cm_dsp_rq_set(cm_dsp_rq *q, int32_t mult, int32_t shift, int3
   q->half = q->rs > 0 ? (int32_t)(1u << (q->rs - 1)) : 0;
 }
 
-/* the same from the channel's multiplier and shift directly (no setup: for channel-inner loops) */
+/* cm_requant off the hot path (keeps the callers' registers free) */
+CM_UNUSED __attribute__((noinline)) static int32_t cm_dsp_requant_slow(int32_t v, int32_t mult, int32_t shift) {
+  return cm_requant(v, mult, shift);
+}
+
+/* The same from a channel's multiplier and shift directly (no setup: for channel-inner loops), in
+ * about 14 instructions: for |v| < 2^29 and shift in [-30, 0], r = SMMULR(2v, m) (|r| < 2^29) and the
+ * rounding shift by rs = -shift is (2r + 2^rs + (r < 0 ? -1 : 0)) >> (rs + 1): the same value as
+ * (r + 2^(rs-1) - [r < 0]) >> rs for rs >= 1 (the numerators differ by one and the larger is odd),
+ * and r itself for rs = 0. */
 static inline int8_t cm_dsp_rq1(uint32_t acc, int32_t mult, int32_t shift, int32_t out_off, int32_t amin,
                                 int32_t amax) {
-  const int32_t v = (int32_t)acc, v2 = (int32_t)((uint32_t)v << 1);
+  const int32_t v = (int32_t)acc;
   int32_t r;
-  if ((uint32_t)(shift + 31) <= 31u && v2 >> 1 == v) {   /* shift in [-31, 0], |v| < 2^30 */
-    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(v2), "r"(mult));
-    const int32_t rs = -shift;
-    if (rs > 0) r = (r + (int32_t)(1u << (rs - 1)) + (r >> 31)) >> rs;
+  if (__builtin_expect((uint32_t)(shift + 30) <= 30u && (int32_t)((uint32_t)v << 2) >> 2 == v, 1)) {
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"((int32_t)((uint32_t)v << 1)), "r"(mult));
+    r = ((int32_t)((uint32_t)r << 1) + (int32_t)(1u << -shift) + (r >> 31)) >> (1 - shift);
   } else {
-    r = cm_requant(v, mult, shift);
+    r = cm_dsp_requant_slow(v, mult, shift);
   }
   r = __qadd(r, out_off);
   return (int8_t)(r < amin ? amin : r > amax ? amax : r);
@@ -210,6 +218,98 @@ CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm(const cm_dsp_gemm_ar
       if (two) y1[m * ysm] = cm_dsp_rq_apply(&q1, c1 + (uint32_t)acc[1]);
     }
   }
+}
+
+/* The GEMM with the two rows of x widened once into int16 on the stack (offset added: the padded
+ * K tail and the offset need no weight sums), used while K <= CM_DSP_WK: then per 4 k and 2x2 outputs
+ * 2 LDRD + 2 LDR + 4 SXTB16 + 8 SMLAD + the loop (18 instructions for 16 MACs), the weights widened
+ * in registers. Layout per 4 k: (x0 even, x1 even, x0 odd, x1 odd) pairs. */
+#define CM_DSP_WK 256
+static inline void cm_dsp_widen2(const int8_t *x0, const int8_t *x1, int32_t k4, uint32_t io2, uint32_t *buf) {
+  for (int32_t i = 0; i < k4; i++, x0 += 4, x1 += 4, buf += 4) {
+    const uint32_t a = cm_ld32(x0), b = cm_ld32(x1);
+    buf[0] = (uint32_t)__sadd16(__sxtb16(a), (int16x2_t)io2);
+    buf[1] = (uint32_t)__sadd16(__sxtb16(b), (int16x2_t)io2);
+    buf[2] = (uint32_t)__sadd16(cm_sxtb16_r8(a), (int16x2_t)io2);
+    buf[3] = (uint32_t)__sadd16(cm_sxtb16_r8(b), (int16x2_t)io2);
+  }
+}
+
+__attribute__((always_inline)) static inline void cm_dsp_wdot2x2(const uint32_t *xb, const int8_t *w0,
+                                                                 const int8_t *w1, int32_t k4, int32_t *acc) {
+  int32_t a00 = acc[0], a10 = acc[1], a01 = acc[2], a11 = acc[3];
+#ifdef __OPTIMIZE__
+  if (k4 > 0) {
+    uint32_t xa, xc, wa, wb, t1, t2;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd %[xa], %[xc], [%[xb]], #8\n\t" "ldr %[wa], [%[w0]], #4\n\t" "ldr %[wb], [%[w1]], #4\n\t"
+        "sxtb16 %[t1], %[wa]\n\t" "sxtb16 %[t2], %[wb]\n\t"
+        "smlad %[a00], %[xa], %[t1], %[a00]\n\t" "smlad %[a10], %[xc], %[t1], %[a10]\n\t"
+        "smlad %[a01], %[xa], %[t2], %[a01]\n\t" "smlad %[a11], %[xc], %[t2], %[a11]\n\t"
+        "ldrd %[xa], %[xc], [%[xb]], #8\n\t"
+        "sxtb16 %[t1], %[wa], ror #8\n\t" "sxtb16 %[t2], %[wb], ror #8\n\t"
+        "smlad %[a00], %[xa], %[t1], %[a00]\n\t" "smlad %[a10], %[xc], %[t1], %[a10]\n\t"
+        "smlad %[a01], %[xa], %[t2], %[a01]\n\t" "smlad %[a11], %[xc], %[t2], %[a11]\n\t"
+        "subs %[k], %[k], #1\n\t" "bne 1b\n\t"
+        : [a00] "+r"(a00), [a10] "+r"(a10), [a01] "+r"(a01), [a11] "+r"(a11), [xb] "+r"(xb), [w0] "+r"(w0),
+          [w1] "+r"(w1), [k] "+r"(k4), [xa] "=&r"(xa), [xc] "=&r"(xc), [wa] "=&r"(wa), [wb] "=&r"(wb),
+          [t1] "=&r"(t1), [t2] "=&r"(t2)
+        :
+        : "cc", "memory");
+  }
+#else
+  for (; k4 > 0; k4--, xb += 4, w0 += 4, w1 += 4) {
+    const uint32_t wa = cm_ld32(w0), wb = cm_ld32(w1);
+    const int16x2_t e0 = __sxtb16(wa), e1 = __sxtb16(wb), o0 = cm_sxtb16_r8(wa), o1 = cm_sxtb16_r8(wb);
+    a00 = __smlad((int16x2_t)xb[0], e0, a00); a10 = __smlad((int16x2_t)xb[1], e0, a10);
+    a01 = __smlad((int16x2_t)xb[0], e1, a01); a11 = __smlad((int16x2_t)xb[1], e1, a11);
+    a00 = __smlad((int16x2_t)xb[2], o0, a00); a10 = __smlad((int16x2_t)xb[3], o0, a10);
+    a01 = __smlad((int16x2_t)xb[2], o1, a01); a11 = __smlad((int16x2_t)xb[3], o1, a11);
+  }
+#endif
+  acc[0] = a00; acc[1] = a10; acc[2] = a01; acc[3] = a11;
+}
+
+/* cm_dsp_gemm for K <= CM_DSP_WK and M >= 2: row pairs outer (widened once), weight row pairs inner */
+CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm_wide(const cm_dsp_gemm_args *g, const int8_t *x,
+                                                                 ptrdiff_t xs, int32_t M, int8_t *y, ptrdiff_t ysm,
+                                                                 ptrdiff_t ysn) {
+  const int32_t N = g->N, K = g->K, k4 = K >> 2, io = g->io;
+  const int32_t *bias = g->bias, *ksum = g->ksum, *mult = g->mult, *shift = g->shift;
+  const int32_t out_off = g->out_off, amin = g->amin, amax = g->amax;
+  const int8_t *w = g->w;
+  const bool pc = g->per_channel;
+  const uint32_t io2 = ((uint32_t)io & 0xFFFFu) * 0x10001u;
+  uint32_t buf[CM_DSP_WK];   /* 2 rows x K int16 */
+  for (int32_t m = 0; m + 2 <= M; m += 2) {
+    const int8_t *x0 = x + (ptrdiff_t)m * xs, *x1 = x0 + xs;
+    cm_dsp_widen2(x0, x1, k4, io2, buf);
+    int8_t *ya = y + (ptrdiff_t)m * ysm, *yb = ya + ysm;
+    for (int32_t n = 0; n < N; n += 2) {
+      const int32_t n1 = n + 1 < N ? n + 1 : n;
+      const int8_t *w0 = w + (ptrdiff_t)n * K, *w1 = w + (ptrdiff_t)n1 * K;
+      int32_t acc[4] = {0, 0, 0, 0};
+      cm_dsp_wdot2x2(buf, w0, w1, k4, acc);
+      for (int32_t k = k4 * 4; k < K; k++) {   /* the K tail, offset added here */
+        const int32_t xa = x0[k] + io, xc = x1[k] + io;
+        acc[0] += xa * w0[k]; acc[1] += xc * w0[k]; acc[2] += xa * w1[k]; acc[3] += xc * w1[k];
+      }
+      /* with the offset in x, a program's kernel sums (offset x weight sums, folded by the exporter)
+       * do not apply: the bias alone is the constant */
+      (void)ksum;
+      const uint32_t c0 = bias ? (uint32_t)bias[n] : 0u, c1 = bias ? (uint32_t)bias[n1] : 0u;
+      const int32_t m0 = pc ? mult[n] : mult[0], s0 = pc ? shift[n] : shift[0];
+      ya[n * ysn] = cm_dsp_rq1(c0 + (uint32_t)acc[0], m0, s0, out_off, amin, amax);
+      yb[n * ysn] = cm_dsp_rq1(c0 + (uint32_t)acc[1], m0, s0, out_off, amin, amax);
+      if (n1 != n) {
+        const int32_t m1 = pc ? mult[n1] : mult[0], s1 = pc ? shift[n1] : shift[0];
+        ya[n1 * ysn] = cm_dsp_rq1(c1 + (uint32_t)acc[2], m1, s1, out_off, amin, amax);
+        yb[n1 * ysn] = cm_dsp_rq1(c1 + (uint32_t)acc[3], m1, s1, out_off, amin, amax);
+      }
+    }
+  }
+  if (M & 1) cm_dsp_gemm(g, x + (ptrdiff_t)(M - 1) * xs, xs, 1, y + (ptrdiff_t)(M - 1) * ysm, ysm, ysn);
 }
 
 #endif
