@@ -1,16 +1,18 @@
 /* Private to firmware/kernels/cortex_m/: the int8 depthwise convolution on the DSP extension, for
- * depthwise.c. Two paths (cm_dsp_dw picks one; false: neither fits, the portable code runs):
+ * depthwise.c. Three paths (cm_dsp_dw picks one; false: neither fits, the portable code runs):
  *  - depth multiplier >= 4 (e.g. a first layer on a one-channel input): per output pixel and input
  *    channel, the window's taps (offset added, padded taps 0) packed as int16 tap pairs on the stack;
  *    4 output channels a pass read one word of weights per tap (1HWO: the channels are contiguous),
  *    widened and paired (SXTB16, PKHBT/PKHTB): 4 SMLAD per tap pair and 4 channels.
- *  - multiplier 1..3: one output channel at a time, its taps' weights in locals, the input offset
+ *  - multiplier 1, channels contiguous: pixel by pixel, 4 channels a pass (cm_dsp_dw_pix);
+ *  - multiplier 2..3: one output channel at a time, its taps' weights in locals, the input offset
  *    folded as offset x sum(weights) (interior pixels), the 3x3 window unrolled. */
 #ifndef ET_CORTEX_M_DSP_DW_H
 #define ET_CORTEX_M_DSP_DW_H
 #include "cm_conv.h"
 
 #define CM_DSP_DW_TAPS 64   /* the stack window: 32 words */
+#define CM_DSP_DW_C 256     /* channels of the per-call constants (1 KB of stack) */
 
 /* (lo of a, lo of b) and (hi of a, hi of b) as int16 pairs: PKHBT / PKHTB (GCC 12 does not find them) */
 static inline uint32_t cm_pk_lo(uint32_t a, uint32_t b) {
@@ -186,6 +188,16 @@ __attribute__((noinline)) static void cm_dsp_dw_pix(const qconv *c, const int8_t
   const int32_t *bias = c->bias, *mult = c->mult, *shift = c->shift;
   const int32_t out_off = c->out_off, amin = c->amin, amax = c->amax, in_off = c->in_off;
   const ptrdiff_t ysc = c->y.sc;
+  /* 3x3: bias + offset x sum of the channel's 9 weights, once per call; the full windows then take
+   * no offset adds */
+  int32_t bfull[CM_DSP_DW_C];
+  const bool k33 = c->KH == 3 && KW == 3 && C <= CM_DSP_DW_C;
+  if (k33)
+    for (int32_t ch = 0; ch < C; ch++) {
+      int32_t ws = 0;
+      for (int32_t t = 0; t < 9; t++) ws += c->w[(ptrdiff_t)t * C + ch];
+      bfull[ch] = (int32_t)((bias ? (uint32_t)bias[ch] : 0u) + (uint32_t)in_off * (uint32_t)ws);
+    }
   for (int32_t n = 0; n < c->y.n; n++)
     for (int32_t oh = 0; oh < c->y.h; oh++) {
       const int32_t ih0 = oh * c->sh - c->ph;
@@ -201,6 +213,30 @@ __attribute__((noinline)) static void cm_dsp_dw_pix(const qconv *c, const int8_t
         const int8_t *w0 = c->w + ((ptrdiff_t)kh0 * KW + kw0) * C;
         int8_t *yp = y + n * c->y.sn + oh * c->y.sh + ow * c->y.sw;
         int32_t ch = 0;
+        if (k33 && nkh == 3 && nkw == 3) {
+          const ptrdiff_t C2 = 2 * C, C3 = 3 * C, C6 = 6 * C, t2 = 2 * tsw;
+#define CM_DW_TAPF(xp, wp)                                                                                  \
+  do {                                                                                                      \
+    const uint32_t xv = cm_ld32(xp), wv = cm_ld32(wp);                                                      \
+    const int16x2_t xe = __sxtb16(xv), xo = cm_sxtb16_r8(xv), we = __sxtb16(wv), wo = cm_sxtb16_r8(wv);     \
+    a0 = __smlabb(xe, we, a0); a2 = __smlatt(xe, we, a2);                                                   \
+    a1 = __smlabb(xo, wo, a1); a3 = __smlatt(xo, wo, a3);                                                   \
+  } while (0)
+          for (; ch < c4; ch += 4) {
+            int32_t a0 = bfull[ch], a1 = bfull[ch + 1], a2 = bfull[ch + 2], a3 = bfull[ch + 3];
+            const int8_t *xr = x0 + ch, *wr = w0 + ch;
+            CM_DW_TAPF(xr, wr); CM_DW_TAPF(xr + tsw, wr + C); CM_DW_TAPF(xr + t2, wr + C2);
+            xr += tsh;
+            CM_DW_TAPF(xr, wr + C3); CM_DW_TAPF(xr + tsw, wr + C3 + C); CM_DW_TAPF(xr + t2, wr + C3 + C2);
+            xr += tsh;
+            CM_DW_TAPF(xr, wr + C6); CM_DW_TAPF(xr + tsw, wr + C6 + C); CM_DW_TAPF(xr + t2, wr + C6 + C2);
+            yp[ch * ysc] = cm_dsp_rq1((uint32_t)a0, mult[ch], shift[ch], out_off, amin, amax);
+            yp[(ch + 1) * ysc] = cm_dsp_rq1((uint32_t)a1, mult[ch + 1], shift[ch + 1], out_off, amin, amax);
+            yp[(ch + 2) * ysc] = cm_dsp_rq1((uint32_t)a2, mult[ch + 2], shift[ch + 2], out_off, amin, amax);
+            yp[(ch + 3) * ysc] = cm_dsp_rq1((uint32_t)a3, mult[ch + 3], shift[ch + 3], out_off, amin, amax);
+          }
+#undef CM_DW_TAPF
+        }
         for (; ch < c4; ch += 4) {
           int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
           const int8_t *xr = x0 + ch, *wr = w0 + ch;
