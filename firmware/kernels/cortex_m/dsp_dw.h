@@ -51,8 +51,7 @@ __attribute__((noinline)) static void cm_dsp_dw_mult(const qconv *c, const int8_
   const int32_t out_off = c->out_off, amin = c->amin, amax = c->amax;
   const ptrdiff_t ysc = c->y.sc;
   uint32_t xw[CM_DSP_DW_TAPS / 2];
-  int16_t *xh = (int16_t *)xw;
-  xh[T] = 0;  /* an odd tap count: the last pair's second tap is 0 (its weight word is the last tap's) */
+  int16_t *xh = (int16_t *)xw;   /* tap pairs; an odd last tap is taken on its own below */
   for (int32_t n = 0; n < c->y.n; n++)
     for (int32_t oh = 0; oh < c->y.h; oh++) {
       const int32_t ih0 = oh * c->sh - c->ph;
@@ -74,7 +73,6 @@ __attribute__((noinline)) static void cm_dsp_dw_mult(const qconv *c, const int8_
           int32_t j = 0;
           for (; j < o4; j += 4) {
             int32_t acc[4] = {0, 0, 0, 0};
-            /* the last pair of an odd count reads the last tap's word twice (its x is 0) */
             cm_dsp_dw4(xw, T / 2, wc + j, O, acc);
             if (T & 1) {
               const int32_t xl = xh[T - 1];
