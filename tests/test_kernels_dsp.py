@@ -77,6 +77,18 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x), self.b(x)
 """, (1, 1, 17, 10)),
+    # what the SMLAD paths hand back or split: a pointwise conv with K = 300 (over the widened-row
+    # buffer's 256), a 9x9 dense conv and a 9x9 depthwise (81 taps: over the 64-tap local tables)
+    "dsp_limits": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(300, 5, 1)
+        self.b = torch.nn.Conv2d(300, 3, 9, padding=4)
+        self.c = torch.nn.Conv2d(300, 300, 9, padding=4, groups=300)
+    def forward(self, x):
+        return self.a(x), self.b(x), self.c(x)
+""", (1, 300, 5, 4)),
     # linear: odd K and N, several rows, a vector
     "dsp_linear": ("""
 class M(torch.nn.Module):

@@ -276,12 +276,16 @@ CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm_wide(const cm_dsp_ge
                                                                  ptrdiff_t xs, int32_t M, int8_t *y, ptrdiff_t ysm,
                                                                  ptrdiff_t ysn) {
   const int32_t N = g->N, K = g->K, k4 = K >> 2, io = g->io;
-  const int32_t *bias = g->bias, *ksum = g->ksum, *mult = g->mult, *shift = g->shift;
+  const int32_t *bias = g->bias, *mult = g->mult, *shift = g->shift;
   const int32_t out_off = g->out_off, amin = g->amin, amax = g->amax;
   const int8_t *w = g->w;
   const bool pc = g->per_channel;
   const uint32_t io2 = ((uint32_t)io & 0xFFFFu) * 0x10001u;
   uint32_t buf[CM_DSP_WK];   /* 2 rows x K int16 */
+  if (g->ksum || K > CM_DSP_WK) {   /* the offset is folded into x here: no kernel sums; the buffer's bound */
+    cm_dsp_gemm(g, x, xs, M, y, ysm, ysn);
+    return;
+  }
   for (int32_t m = 0; m + 2 <= M; m += 2) {
     const int8_t *x0 = x + (ptrdiff_t)m * xs, *x1 = x0 + xs;
     cm_dsp_widen2(x0, x1, k4, io2, buf);
@@ -295,9 +299,6 @@ CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm_wide(const cm_dsp_ge
         const int32_t xa = x0[k] + io, xc = x1[k] + io;
         acc[0] += xa * w0[k]; acc[1] += xc * w0[k]; acc[2] += xa * w1[k]; acc[3] += xc * w1[k];
       }
-      /* with the offset in x, a program's kernel sums (offset x weight sums, folded by the exporter)
-       * do not apply: the bias alone is the constant */
-      (void)ksum;
       const uint32_t c0 = bias ? (uint32_t)bias[n] : 0u, c1 = bias ? (uint32_t)bias[n1] : 0u;
       const int32_t m0 = pc ? mult[n] : mult[0], s0 = pc ? shift[n] : shift[0];
       ya[n * ysn] = cm_dsp_rq1(c0 + (uint32_t)acc[0], m0, s0, out_off, amin, amax);

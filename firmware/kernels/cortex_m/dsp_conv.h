@@ -26,8 +26,7 @@ static void cm_dsp_pointwise(const qconv *c, const int8_t *x, int8_t *y) {
                     c->x.h == c->y.h && c->x.w == c->y.w;
   for (int32_t n = 0; n < c->y.n; n++) {
     if (flat) {
-      if (g.K <= CM_DSP_WK) cm_dsp_gemm_wide(&g, x + n * c->x.sn, xs, c->y.h * c->y.w, y + n * c->y.sn, c->y.sw, c->y.sc);
-      else cm_dsp_gemm(&g, x + n * c->x.sn, xs, c->y.h * c->y.w, y + n * c->y.sn, c->y.sw, c->y.sc);
+      cm_dsp_gemm_wide(&g, x + n * c->x.sn, xs, c->y.h * c->y.w, y + n * c->y.sn, c->y.sw, c->y.sc);
       continue;
     }
     for (int32_t oh = 0; oh < c->y.h; oh++)
