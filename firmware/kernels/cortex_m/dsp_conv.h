@@ -30,8 +30,8 @@ static void cm_dsp_pointwise(const qconv *c, const int8_t *x, int8_t *y) {
       continue;
     }
     for (int32_t oh = 0; oh < c->y.h; oh++)
-      cm_dsp_gemm(&g, x + n * c->x.sn + (ptrdiff_t)oh * c->sh * c->x.sh, xs, c->y.w,
-                  y + n * c->y.sn + oh * c->y.sh, c->y.sw, c->y.sc);
+      cm_dsp_gemm_wide(&g, x + n * c->x.sn + (ptrdiff_t)oh * c->sh * c->x.sh, xs, c->y.w,
+                       y + n * c->y.sn + oh * c->y.sh, c->y.sw, c->y.sc);
   }
 }
 
