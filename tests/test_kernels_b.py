@@ -559,7 +559,8 @@ TARGETS = {
     "lx106": ["xtensa-lx106-elf-gcc", "-ffreestanding", "-Os"],
     "aarch64": ["aarch64-linux-gnu-gcc", "-O2"],
 }
-MY_FILES = ["linalg.c", "conv.c", "pool.c", "norm.c", "embedding.c", "quant.c", "cortex_m.c"]
+MY_FILES = ["linalg.c", "conv.c", "pool.c", "norm.c", "embedding.c", "quant.c",
+            *sorted(str(p.relative_to(KDIR)) for p in (KDIR / "cortex_m").glob("*.c"))]
 
 
 @pytest.mark.build
@@ -570,7 +571,7 @@ def test_cross_compile_clean(target, tmp_path):
     if not shutil.which(cc[0]):
         pytest.skip(f"{cc[0]} not installed")
     for f in MY_FILES:
-        obj = tmp_path / (f + ".o")
+        obj = tmp_path / (f.replace("/", "_") + ".o")
         p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion",
                             "-fsingle-precision-constant", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
                             "-c", str(KDIR / f), "-o", str(obj)], capture_output=True, text=True)

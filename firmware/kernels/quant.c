@@ -5,7 +5,7 @@
 #include "kernel_util.h"
 #include "etmath.h"
 
-/* ---- shared quantization helpers (also in cortex_m.c, kept file-local) ---- */
+/* ---- shared quantization helpers (also in cortex_m/, kept file-local) ---- */
 static bool q_dtype_ok(uint32_t dt) {
   return dt == ET_CHAR || dt == ET_BYTE || dt == ET_SHORT || dt == ET_UINT16 || dt == ET_INT;
 }

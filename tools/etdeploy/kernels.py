@@ -1,5 +1,6 @@
 """The kernel catalogue: which operator each firmware kernel implements, read from the
-`ET_OP("ns::name.overload", symbol)` markers in firmware/kernels/*.c."""
+`ET_OP("ns::name.overload", symbol)` markers in firmware/kernels/**/*.c (sub-folders hold one
+operator family each, e.g. cortex_m/; their private headers sit next to them)."""
 from __future__ import annotations
 
 import re
@@ -26,7 +27,7 @@ class Kernel:
 @lru_cache(maxsize=None)
 def _scan(stamp: tuple) -> dict[str, Kernel]:
     table: dict[str, Kernel] = {}
-    for path in sorted(KERNEL_DIR.glob("*.c")):
+    for path in kernel_files():
         text = path.read_text(errors="replace")
         states = {op: int(n) for op, n in _STATE.findall(text)}
         for op, sym in _MARK.findall(text):
@@ -34,8 +35,13 @@ def _scan(stamp: tuple) -> dict[str, Kernel]:
     return table
 
 
+def kernel_files() -> list[Path]:
+    """Every kernel source, sub-folders included."""
+    return sorted(KERNEL_DIR.rglob("*.c"))
+
+
 def catalogue() -> dict[str, Kernel]:
-    files = sorted(KERNEL_DIR.glob("*.c"))
+    files = kernel_files()
     return _scan(tuple((str(p), p.stat().st_mtime_ns) for p in files))
 
 

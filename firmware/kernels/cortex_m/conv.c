@@ -1,0 +1,78 @@
+/* cortex_m:: int8 convolution (dense and grouped). */
+#include "cm_conv.h"
+#ifdef CM_DSP
+#include "dsp_conv.h"
+#endif
+
+/* dense and grouped convolution (the depthwise operators are in depthwise.c) */
+static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
+#ifdef CM_DSP
+  if (cm_dsp_conv(c, x, y)) return;
+#endif
+  const int32_t O = c->y.c;
+  /* dense NHWC input, one group, unit column dilation: the kw taps of a row are contiguous */
+  const bool merge = !c->depthwise && c->cpg == c->x.c && c->x.sc == 1 && c->x.sw == c->x.c && c->dw == 1;
+  for (int32_t n = 0; n < c->y.n; n++)
+    for (int32_t oh = 0; oh < c->y.h; oh++)
+      for (int32_t ow = 0; ow < c->y.w; ow++) {
+        const int32_t ih0 = oh * c->sh - c->ph, iw0 = ow * c->sw - c->pw;
+        const int8_t *xn = x + n * c->x.sn;
+        for (int32_t oc = 0; oc < O; oc++) {
+          /* Wraps like the hardware's 32-bit accumulator; a corrupted bias cannot make it UB. */
+          uint32_t acc = c->bias ? (uint32_t)c->bias[oc] : 0u;
+          /* dense and grouped (depthwise went to qdw_portable) */
+          const int32_t c0 = (oc / c->opg) * c->cpg;
+          const int8_t *wo = c->w + (ptrdiff_t)oc * c->KH * c->KW * c->cpg;
+          int32_t wsum = 0;
+          for (int32_t kh = 0; kh < c->KH; kh++) {
+            int32_t ih = ih0 + kh * c->dh;
+            if (ih < 0 || ih >= c->x.h) continue;
+            if (merge) {
+              /* taps kw in [k0, k1) read one contiguous run of (k1 - k0) * C values */
+              int32_t k0 = iw0 < 0 ? -iw0 : 0, k1 = c->x.w - iw0;
+              if (k1 > c->KW) k1 = c->KW;
+              if (k0 >= k1) continue;
+              const int8_t *xp = xn + ih * c->x.sh + (iw0 + k0) * c->x.sw;
+              const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + k0) * c->cpg;
+              acc += (uint32_t)dot_sum_s8(xp, wp, (k1 - k0) * c->cpg, &wsum);
+              continue;
+            }
+            for (int32_t kw = 0; kw < c->KW; kw++) {
+              int32_t iw = iw0 + kw * c->dw;
+              if (iw < 0 || iw >= c->x.w) continue;
+              const int8_t *xp = xn + c0 * c->x.sc + ih * c->x.sh + iw * c->x.sw;
+              const int8_t *wp = wo + ((ptrdiff_t)kh * c->KW + kw) * c->cpg;
+              if (c->x.sc == 1) {
+                acc += (uint32_t)dot_sum_s8(xp, wp, c->cpg, &wsum);
+              } else {
+                for (int32_t ci = 0; ci < c->cpg; ci++) {
+                  acc += (uint32_t)((int32_t)xp[ci * c->x.sc] * (int32_t)wp[ci]);
+                  wsum += wp[ci];
+                }
+              }
+            }
+          }
+          acc += (uint32_t)c->in_off * (uint32_t)wsum;
+          int32_t r = add_sat_i32(cm_requant((int32_t)acc, c->mult[oc], c->shift[oc]), c->out_off);
+          y[n * c->y.sn + oc * c->y.sc + oh * c->y.sh + ow * c->y.sw] = (int8_t)clamp_i32(r, c->amin, c->amax);
+        }
+      }
+}
+
+static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool nhwc) {
+  ET_CHECK_ARGS(14);
+  qconv c;
+  et_tensor *in, *out;
+  bool constant;
+  et_status st = qconv_args(ctx, args, false, nhwc, &c, &in, &out, &constant);
+  if (st) return st;
+  if (ctx->prepare) return ET_OK;
+  qconv_run(&c, (const int8_t *)in->data, (int8_t *)out->data);
+  return ET_OK;
+}
+
+/* quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
+ *   int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers,
+ *   Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantized_conv2d.out", k_cm_quantized_conv2d_out) { return qconv_op(ctx, args, nargs, false); }
+ET_OP("cortex_m::quantized_conv2d_nhwc.out", k_cm_quantized_conv2d_nhwc_out) { return qconv_op(ctx, args, nargs, true); }

@@ -1,0 +1,115 @@
+/* Private to firmware/kernels/cortex_m/: the dense int8 convolution on the DSP extension's SMLAD
+ * cores (cm_dsp.h), for conv.c. */
+#ifndef ET_CORTEX_M_DSP_CONV_H
+#define ET_CORTEX_M_DSP_CONV_H
+#include "cm_conv.h"
+#include "cm_dsp.h"
+/* Dense conv (one group, NHWC input, unit column dilation) on the SMLAD cores: 2 output channels
+ * x 2 output pixels a pass; each kernel row's taps are one contiguous run of input, clipped at the
+ * borders. acc = bias + sum x.w + in_off x (sum of the weights of the taps inside the input): the tap
+ * sums of the channel pair (at most CM_DSP_TAPS taps) are taken once per call. false: not this shape. */
+#define CM_DSP_TAPS 64
+static int32_t cm_dsp_corr(const int32_t *tap, int32_t KW, int32_t kh0, int32_t kh1, int32_t kw0, int32_t kw1) {
+  int32_t s = 0;
+  for (int32_t kh = kh0; kh < kh1; kh++)
+    for (int32_t kw = kw0; kw < kw1; kw++) s += tap[kh * KW + kw];
+  return s;
+}
+
+
+/* 1x1 without padding: a GEMM over the output pixels (all of an image at once when the rows are dense) */
+static void cm_dsp_pointwise(const qconv *c, const int8_t *x, int8_t *y) {
+  const cm_dsp_gemm_args g = {c->w, c->bias, NULL, c->mult, c->shift, c->y.c, c->x.c, c->in_off, c->out_off,
+                              c->amin, c->amax, true};
+  const ptrdiff_t xs = (ptrdiff_t)c->sw * c->x.sw;
+  const bool flat = c->sw == 1 && c->sh == 1 && c->x.sh == c->x.w * c->x.sw && c->y.sh == c->y.w * c->y.sw &&
+                    c->x.h == c->y.h && c->x.w == c->y.w;
+  for (int32_t n = 0; n < c->y.n; n++) {
+    if (flat) {
+      cm_dsp_gemm_wide(&g, x + n * c->x.sn, xs, c->y.h * c->y.w, y + n * c->y.sn, c->y.sw, c->y.sc);
+      continue;
+    }
+    for (int32_t oh = 0; oh < c->y.h; oh++)
+      cm_dsp_gemm_wide(&g, x + n * c->x.sn + (ptrdiff_t)oh * c->sh * c->x.sh, xs, c->y.w,
+                       y + n * c->y.sn + oh * c->y.sh, c->y.sw, c->y.sc);
+  }
+}
+
+__attribute__((noinline)) static bool cm_dsp_conv(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t C = c->x.c, KH = c->KH, KW = c->KW, O = c->y.c, H = c->x.h, W = c->x.w;
+  if (c->depthwise || c->cpg != C || c->x.sc != 1 || c->x.sw != C || c->dw != 1 || KH * KW > CM_DSP_TAPS ||
+      C <= 0)
+    return false;
+  if (KH == 1 && KW == 1 && c->ph == 0 && c->pw == 0) {
+    cm_dsp_pointwise(c, x, y);
+    return true;
+  }
+  const int32_t K = KH * KW * C, io = c->in_off, dh = c->dh;
+  const ptrdiff_t xsh = c->x.sh, step = (ptrdiff_t)c->sw * C;
+  int32_t tap[2][CM_DSP_TAPS];
+  for (int32_t oc = 0; oc < O; oc += 2) {
+    const int32_t oc1 = oc + 1 < O ? oc + 1 : oc;  /* an odd last channel is computed twice, stored once */
+    const int8_t *w0 = c->w + (ptrdiff_t)oc * K, *w1 = c->w + (ptrdiff_t)oc1 * K;
+    int32_t full0 = 0, full1 = 0;
+    for (int32_t t = 0; t < KH * KW; t++) {
+      tap[0][t] = cm_dsp_sum(w0 + (ptrdiff_t)t * C, C); full0 += tap[0][t];
+      tap[1][t] = cm_dsp_sum(w1 + (ptrdiff_t)t * C, C); full1 += tap[1][t];
+    }
+    const uint32_t b0 = c->bias ? (uint32_t)c->bias[oc] : 0u, b1 = c->bias ? (uint32_t)c->bias[oc1] : 0u;
+    cm_dsp_rq q0, q1;
+    cm_dsp_rq_set(&q0, c->mult[oc], c->shift[oc], c->out_off, c->amin, c->amax);
+    cm_dsp_rq_set(&q1, c->mult[oc1], c->shift[oc1], c->out_off, c->amin, c->amax);
+    const ptrdiff_t s0 = oc * c->y.sc, s1 = oc1 * c->y.sc;
+    for (int32_t n = 0; n < c->y.n; n++) {
+      const int8_t *xn = x + n * c->x.sn;
+      for (int32_t oh = 0; oh < c->y.h; oh++) {
+        const int32_t ih0 = oh * c->sh - c->ph;
+        int32_t kh0, kh1;
+        tap_range(ih0, KH, dh, H, &kh0, &kh1);
+        int8_t *yr = y + n * c->y.sn + oh * c->y.sh;
+        for (int32_t ow = 0; ow < c->y.w;) {
+          const int32_t iw0 = ow * c->sw - c->pw;
+          int32_t kw0, kw1;
+          tap_range(iw0, KW, 1, W, &kw0, &kw1);
+          const bool full = kh0 == 0 && kh1 == KH && kw0 == 0 && kw1 == KW;
+          const int32_t c0 = full ? full0 : cm_dsp_corr(tap[0], KW, kh0, kh1, kw0, kw1);
+          const int32_t c1 = full ? full1 : cm_dsp_corr(tap[1], KW, kh0, kh1, kw0, kw1);
+          const int8_t *xw = xn + (ptrdiff_t)iw0 * C + kw0 * C;
+          const int32_t run = (kw1 - kw0) * C;
+          /* the next pixel takes the same taps: a 2x2 pass */
+          int32_t k2w0 = 0, k2w1 = 0;
+          if (ow + 1 < c->y.w) tap_range(iw0 + c->sw, KW, 1, W, &k2w0, &k2w1);
+          int8_t *yp = yr + ow * c->y.sw;
+          if (ow + 1 < c->y.w && k2w0 == kw0 && k2w1 == kw1) {
+            int32_t acc[4] = {0, 0, 0, 0};
+            for (int32_t kh = kh0; kh < kh1; kh++) {
+              const int8_t *xr = xw + (ptrdiff_t)(ih0 + kh * dh) * xsh;
+              const ptrdiff_t wo = ((ptrdiff_t)kh * KW + kw0) * C;
+              cm_dsp_dot2x2(xr, xr + step, w0 + wo, w1 + wo, run, acc);
+            }
+            const uint32_t k0 = (uint32_t)io * (uint32_t)c0, k1 = (uint32_t)io * (uint32_t)c1;
+            if (oc1 != oc) {
+              (yp)[s1] = cm_dsp_rq_apply(&q1, b1 + k1 + (uint32_t)acc[2]);
+              (yp + c->y.sw)[s1] = cm_dsp_rq_apply(&q1, b1 + k1 + (uint32_t)acc[3]);
+            }
+            (yp)[s0] = cm_dsp_rq_apply(&q0, b0 + k0 + (uint32_t)acc[0]);
+            (yp + c->y.sw)[s0] = cm_dsp_rq_apply(&q0, b0 + k0 + (uint32_t)acc[1]);
+            ow += 2;
+          } else {
+            int32_t acc[2] = {0, 0};
+            for (int32_t kh = kh0; kh < kh1; kh++) {
+              const int8_t *xr = xw + (ptrdiff_t)(ih0 + kh * dh) * xsh;
+              const ptrdiff_t wo = ((ptrdiff_t)kh * KW + kw0) * C;
+              cm_dsp_dot1x2(xr, w0 + wo, w1 + wo, run, acc);
+            }
+            if (oc1 != oc) (yp)[s1] = cm_dsp_rq_apply(&q1, b1 + (uint32_t)io * (uint32_t)c1 + (uint32_t)acc[1]);
+            (yp)[s0] = cm_dsp_rq_apply(&q0, b0 + (uint32_t)io * (uint32_t)c0 + (uint32_t)acc[0]);
+            ow += 1;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+#endif

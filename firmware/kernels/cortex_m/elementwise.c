@@ -1,0 +1,181 @@
+/* cortex_m:: int8 elementwise operators (add, mul, div, minimum/maximum, LUT activation) and softmax. */
+#include "cm_util.h"
+
+/* ---------------------------------------------------------------- elementwise */
+
+static et_status ew2(et_kctx *ctx, et_value *const *args, uint32_t ai, uint32_t bi, uint32_t oi, et_ew *w,
+                     et_tensor **a, et_tensor **b, et_tensor **out) {
+  ARG_TENSOR(ai, *a);
+  ARG_TENSOR(bi, *b);
+  ARG_TENSOR(oi, *out);
+  et_tensor *ins[2] = {*a, *b};
+  et_status st = et_ew_prepare(w, *out, ins, 2, true);
+  if (st) { ctx->err_detail = oi; return st; }
+  return ET_OK;
+}
+
+/* quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other,
+ *   int other_zero_point, int other_multiplier, int other_shift, int output_zero_point,
+ *   int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantized_add.out", k_cm_quantized_add_out) {
+  ET_CHECK_ARGS(14);
+  int32_t az, am, as, bz, bm, bs, oz, om, os, lo, hi;
+  ARG_INT(1, az); ARG_INT(2, am); ARG_INT(3, as); ARG_INT(5, bz); ARG_INT(6, bm); ARG_INT(7, bs);
+  ARG_INT(8, oz); ARG_INT(9, om); ARG_INT(10, os); ARG_INT(11, lo); ARG_INT(12, hi);
+  et_ew w;
+  et_tensor *a, *b, *out;
+  et_status st = ew2(ctx, args, 0, 4, 13, &w, &a, &b, &out);
+  if (st) return st;
+  if (a->dtype != ET_CHAR || b->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  const int8_t *x = (const int8_t *)a->data, *z = (const int8_t *)b->data;
+  int8_t *y = (int8_t *)out->data;
+  for (size_t i = 0; i < w.n; i++) {
+    int32_t xa = cm_requant((int32_t)((uint32_t)((int32_t)x[w.it.off[1]] - az) << 20), am, as);
+    int32_t xb = cm_requant((int32_t)((uint32_t)((int32_t)z[w.it.off[2]] - bz) << 20), bm, bs);
+    int32_t r = cm_requant((int32_t)((uint32_t)xa + (uint32_t)xb), om, os);
+    y[w.it.off[0]] = (int8_t)clamp_i32((int32_t)((uint32_t)r + (uint32_t)oz), lo, hi);
+    et_ew_next(&w);
+  }
+  return ET_OK;
+}
+
+/* quantized_mul.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point,
+ *   int output_zero_point, int output_multiplier, int output_shift, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantized_mul.out", k_cm_quantized_mul_out) {
+  ET_CHECK_ARGS(8);
+  int32_t az, bz, oz, om, os;
+  ARG_INT(1, az); ARG_INT(3, bz); ARG_INT(4, oz); ARG_INT(5, om); ARG_INT(6, os);
+  et_ew w;
+  et_tensor *a, *b, *out;
+  et_status st = ew2(ctx, args, 0, 2, 7, &w, &a, &b, &out);
+  if (st) return st;
+  if (a->dtype != ET_CHAR || b->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  const int8_t *x = (const int8_t *)a->data, *z = (const int8_t *)b->data;
+  int8_t *y = (int8_t *)out->data;
+  for (size_t i = 0; i < w.n; i++) {
+    int32_t p = ((int32_t)x[w.it.off[1]] - az) * ((int32_t)z[w.it.off[2]] - bz);
+    int32_t r = cm_requant(p, om, os);
+    y[w.it.off[0]] = (int8_t)clamp_i32((int32_t)((uint32_t)r + (uint32_t)oz), -128, 127);
+    et_ew_next(&w);
+  }
+  return ET_OK;
+}
+
+/* quantized_div.out(Tensor self, int self_zero_point, Tensor other, int other_zero_point,
+ *   int output_zero_point, float output_scale, *, Tensor(a!) out): int8 or int16 */
+ET_OP("cortex_m::quantized_div.out", k_cm_quantized_div_out) {
+  ET_CHECK_ARGS(7);
+  int32_t az, bz, oz;
+  ARG_INT(1, az); ARG_INT(3, bz); ARG_INT(4, oz);
+  float sc = et_value_as_float(args[5]);
+  et_ew w;
+  et_tensor *a, *b, *out;
+  et_status st = ew2(ctx, args, 0, 2, 6, &w, &a, &b, &out);
+  if (st) return st;
+  if ((a->dtype != ET_CHAR && a->dtype != ET_SHORT) || b->dtype != a->dtype || out->dtype != a->dtype) BAD(0);
+  int32_t lo = a->dtype == ET_CHAR ? -128 : -32768, hi = a->dtype == ET_CHAR ? 127 : 32767;
+  for (size_t i = 0; i < w.n; i++) {
+    float xf = (float)((int32_t)et_load_i(a, w.it.off[1]) - az);
+    float zf = (float)((int32_t)et_load_i(b, w.it.off[2]) - bz);
+    float q = zf != 0.0f ? xf / zf : 0.0f;
+    float r = et_roundf(q * sc) + (float)oz;
+    int64_t v = et_f32_to_i64(r);
+    et_store_i(out, w.it.off[0], v < lo ? lo : v > hi ? hi : v);
+    et_ew_next(&w);
+  }
+  return ET_OK;
+}
+
+/* minimum.out / maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) */
+static et_status minmax(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool mx) {
+  ET_CHECK_ARGS(3);
+  et_ew w;
+  et_tensor *a, *b, *out;
+  et_status st = ew2(ctx, args, 0, 1, 2, &w, &a, &b, &out);
+  if (st) return st;
+  bool fl = et_dtype_is_float(out->dtype);
+  for (size_t i = 0; i < w.n; i++) {
+    if (fl) {
+      float x = et_load_f(a, w.it.off[1]), z = et_load_f(b, w.it.off[2]);
+      et_store_f(out, w.it.off[0], mx ? et_fmaxf_nan(x, z) : et_fminf_nan(x, z));
+    } else {
+      int64_t x = et_load_i(a, w.it.off[1]), z = et_load_i(b, w.it.off[2]);
+      et_store_i(out, w.it.off[0], mx ? (x > z ? x : z) : (x < z ? x : z));
+    }
+    et_ew_next(&w);
+  }
+  return ET_OK;
+}
+ET_OP("cortex_m::minimum.out", k_cm_minimum_out) { return minmax(ctx, args, nargs, false); }
+ET_OP("cortex_m::maximum.out", k_cm_maximum_out) { return minmax(ctx, args, nargs, true); }
+
+/* quantized_activation.out(Tensor input, Tensor lut, *, Tensor(a!) out): out = lut[in + 128] */
+ET_OP("cortex_m::quantized_activation.out", k_cm_quantized_activation_out) {
+  ET_CHECK_ARGS(3);
+  et_tensor *in, *lut, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(1, lut);
+  ARG_TENSOR(2, out);
+  if (in->dtype != ET_CHAR || lut->dtype != ET_CHAR || out->dtype != ET_CHAR || et_numel(lut) != 256) BAD(1);
+  et_status st = et_resize_like(out, in);
+  if (st) { ctx->err_detail = 2; return st; }
+  if (!et_same_layout(in, out)) { ctx->err_detail = 2; return ET_ERR_UNSUPPORTED; }
+  const int8_t *x = (const int8_t *)in->data, *t = (const int8_t *)lut->data;
+  int8_t *y = (int8_t *)out->data;
+  int64_t n = et_numel(in);
+  for (int64_t i = 0; i < n; i++) y[i] = t[(int32_t)x[i] + 128];
+  return ET_OK;
+}
+
+/* ---------------------------------------------------------------- softmax */
+
+/* softmax.out(Tensor input, int dim, int input_zero_point, int output_zero_point, int input_multiplier,
+ *   int input_shift, int diff_min, *, Tensor(a!) out): the reference's float path:
+ * x = (q - zp) * (mult * 2^shift / 2^31 / 2^26), p = softmax(x), out = rint(p * 256) + out_zp. */
+ET_OP("cortex_m::softmax.out", k_cm_softmax_out) {
+  ET_CHECK_ARGS(8);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(7, out);
+  int32_t dimv, izp, ozp, mult, shift;
+  ARG_INT(1, dimv); ARG_INT(2, izp); ARG_INT(3, ozp); ARG_INT(4, mult); ARG_INT(5, shift);
+  if (in->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  int32_t dim = et_wrap_dim(dimv, in->ndim);
+  if (dim < 0) BAD(1);
+  et_status st = et_resize_like(out, in);
+  if (st) { ctx->err_detail = 7; return st; }
+  const float scale = ldexp_f((float)mult, shift - 31 - 26);
+  ptrdiff_t s2[2][ET_MAX_DIMS];
+  et_tensor_strides(out, s2[0]);
+  et_tensor_strides(in, s2[1]);
+  int32_t lane_sizes[ET_MAX_DIMS];
+  for (uint32_t d = 0; d < in->ndim; d++) lane_sizes[d] = in->sizes[d];
+  int32_t len = in->ndim ? in->sizes[dim] : 1;
+  ptrdiff_t so = in->ndim ? s2[0][dim] : 1, si = in->ndim ? s2[1][dim] : 1;
+  if (in->ndim) lane_sizes[dim] = 1;
+  if (len <= 0) return ET_OK;
+  int64_t lanes = et_numel(in) / len;
+  const int8_t *x = (const int8_t *)in->data;
+  int8_t *y = (int8_t *)out->data;
+  et_idx it;
+  et_idx_init(&it, in->ndim, lane_sizes);
+  for (int64_t l = 0; l < lanes; l++) {
+    const int8_t *xl = x + it.off[1];
+    int8_t *yl = y + it.off[0];
+    float m = -ET_INFINITY;
+    for (int32_t k = 0; k < len; k++) {
+      float v = (float)((int32_t)xl[k * si] - izp) * scale;
+      if (v > m) m = v;
+    }
+    float sum = 0.0f;
+    for (int32_t k = 0; k < len; k++) sum += et_expf((float)((int32_t)xl[k * si] - izp) * scale - m);
+    float rs = 1.0f / sum;
+    for (int32_t k = 0; k < len; k++) {
+      float pr = et_expf((float)((int32_t)xl[k * si] - izp) * scale - m) * rs;
+      int64_t v = et_f32_to_i64(et_roundf(pr * 256.0f) + (float)ozp);
+      yl[k * so] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+    }
+    et_idx_next(&it, 2, s2);
+  }
+  return ET_OK;
+}

@@ -1,0 +1,185 @@
+/* cortex_m:: int8 max and average pooling. */
+#include "cm_util.h"
+
+/* ---------------------------------------------------------------- pooling */
+
+typedef struct {
+  int32_t C, H, W, KH, KW, dh, dw, sh, sw, ph, pw, OH, OW, lo, hi;
+  ptrdiff_t xsh, xsw, ysh, ysw;
+} qpool_geo;
+
+#ifdef CM_MVE
+/* Max pool over one image whose channels are contiguous (NHWC), 16 channels per vector max, taps
+ * clipped to the input once per output pixel; lo <= hi in int8. A window with no tap inside gives
+ * the clamp of -129, as the scalar form (and the reference) does. */
+CM_HOT static void qmaxpool_cl_mve(const qpool_geo *gp, const int8_t *x, int8_t *y) {
+  const qpool_geo g = *gp;  /* a copy: int8 stores could alias *gp */
+  const ptrdiff_t th = (ptrdiff_t)g.dh * g.xsh, tw = (ptrdiff_t)g.dw * g.xsw;
+  const int8x16_t vlo = vdupq_n_s8((int8_t)g.lo), vhi = vdupq_n_s8((int8_t)g.hi);
+  const int8_t empty = (int8_t)clamp_i32(-129, g.lo, g.hi);
+  /* whole windows of up to 16 channels (the usual case): one list of tap offsets, no clipping */
+  const int32_t T = g.KH * g.KW;
+  ptrdiff_t toff[16];
+  const bool listed = g.C <= 16 && T <= 16;
+  for (int32_t t = 0; listed && t < T; t++) toff[t] = (t / g.KW) * th + (t % g.KW) * tw;
+  const mve_pred16_t pall = vctp8q((uint32_t)(g.C < 16 ? g.C : 16));
+  const int32_t wlast = (g.KW - 1) * g.dw;  /* offset of a window's last column */
+  for (int32_t oh = 0; oh < g.OH; oh++) {
+    const int32_t ih0 = oh * g.sh - g.ph;
+    int32_t kh0, kh1;
+    tap_range(ih0, g.KH, g.dh, g.H, &kh0, &kh1);
+    const bool rows_in = listed && kh0 == 0 && kh1 == g.KH;
+    int8_t *yp = y + oh * g.ysh;
+    for (int32_t ow = 0, iw0 = -g.pw; ow < g.OW; ow++, iw0 += g.sw, yp += g.ysw) {
+      if (rows_in && iw0 >= 0 && iw0 + wlast < g.W) {
+        const int8_t *xp = x + (ptrdiff_t)ih0 * g.xsh + (ptrdiff_t)iw0 * g.xsw;
+        int8x16_t m = vldrbq_z_s8(xp, pall);  /* tap 0 is at offset 0 */
+        for (int32_t t = 1; t < T; t++) m = vmaxq_s8(m, vldrbq_z_s8(xp + toff[t], pall));
+        vstrbq_p_s8(yp, vminq_s8(vmaxq_s8(m, vlo), vhi), pall);
+        continue;
+      }
+      int32_t kw0, kw1;
+      tap_range(iw0, g.KW, g.dw, g.W, &kw0, &kw1);
+      /* the window origin may lie outside: the offsets below stay inside */
+      const int8_t *xp = x + (ptrdiff_t)ih0 * g.xsh + (ptrdiff_t)iw0 * g.xsw;
+      for (int32_t c0 = 0; c0 < g.C; c0 += 16) {
+        const mve_pred16_t pc = vctp8q((uint32_t)(g.C - c0));
+        if (kh0 == kh1 || kw0 == kw1) { vstrbq_p_s8(yp + c0, vdupq_n_s8(empty), pc); continue; }
+        int8x16_t m = vdupq_n_s8(-128);
+        for (int32_t kh = kh0; kh < kh1; kh++) {
+          const int8_t *xr = xp + kh * th + c0;
+          for (int32_t kw = kw0; kw < kw1; kw++) m = vmaxq_s8(m, vldrbq_z_s8(xr + kw * tw, pc));
+        }
+        vstrbq_p_s8(yp + c0, vminq_s8(vmaxq_s8(m, vlo), vhi), pc);
+      }
+    }
+  }
+}
+#endif
+
+/* quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation,
+ *   bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max,
+ *   *, Tensor(a!) out) */
+static et_status qmaxpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool nhwc) {
+  ET_CHECK_ARGS(11);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(10, out);
+  int32_t k[2], s[2], p[2], d[2], lo, hi;
+  if (!pair_arg(args[1], k)) BAD(1);
+  if (!pair_arg(args[2], s)) BAD(2);
+  if (!pair_arg(args[3], p)) BAD(3);
+  if (!pair_arg(args[4], d)) BAD(4);
+  ARG_INT(8, lo); ARG_INT(9, hi);
+  if (args[5]->tag == ET_TAG_BOOL && args[5]->u.b) { ctx->err_detail = 5; return ET_ERR_UNSUPPORTED; }
+  if (in->ndim != 4 || in->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || d[0] <= 0 || d[1] <= 0 || p[0] < 0 || p[1] < 0) BAD(1);
+  g4 x, y;
+  geo4(in, nhwc, &x);
+  int32_t OH = conv_out(x.h, p[0], d[0], k[0], s[0]), OW = conv_out(x.w, p[1], d[1], k[1], s[1]);
+  if (OH <= 0 || OW <= 0) BAD(0);
+  et_status st = resize4(ctx, out, nhwc, x.n, x.c, OH, OW, 10);
+  if (st) return st;
+  geo4(out, nhwc, &y);
+  const int8_t *xd = (const int8_t *)in->data;
+  int8_t *yd = (int8_t *)out->data;
+  /* locals: int8 stores may alias the arrays and structs, whose values would be reloaded per tap */
+  const int32_t C = x.c, H = x.h, W = x.w, KH = k[0], KW = k[1], dh = d[0], dw = d[1];
+  const int32_t sh = s[0], sw = s[1], ph = p[0], pw = p[1];
+  const ptrdiff_t xsc = x.sc, ysc = y.sc, xsn = x.sn, xsh = x.sh, xsw = x.sw, ysn = y.sn, ysh = y.sh, ysw = y.sw;
+  const ptrdiff_t th = (ptrdiff_t)dh * xsh, tw = (ptrdiff_t)dw * xsw;  /* between taps */
+#ifdef CM_MVE
+  /* channels contiguous in memory on both sides and an int8 activation range: 16 channels per max */
+  if (xsc == 1 && ysc == 1 && lo >= -128 && hi <= 127 && lo <= hi) {
+    const qpool_geo g = {C, H, W, KH, KW, dh, dw, sh, sw, ph, pw, OH, OW, lo, hi, xsh, xsw, ysh, ysw};
+    for (int32_t n = 0; n < x.n; n++) qmaxpool_cl_mve(&g, xd + n * xsn, yd + n * ysn);
+    return ET_OK;
+  }
+#endif
+  for (int32_t n = 0; n < x.n; n++)
+    for (int32_t oh = 0; oh < OH; oh++) {
+      /* taps inside the input: kh in [kh0, kh1), kw in [kw0, kw1) */
+      const int32_t ih0 = oh * sh - ph;
+      int32_t kh0, kh1;
+      tap_range(ih0, KH, dh, H, &kh0, &kh1);
+      for (int32_t ow = 0; ow < OW; ow++) {
+        const int32_t iw0 = ow * sw - pw;
+        int32_t kw0, kw1;
+        tap_range(iw0, KW, dw, W, &kw0, &kw1);
+        /* the window origin may lie outside: the offsets below stay inside */
+        const int8_t *xp = xd + n * xsn + (ptrdiff_t)ih0 * xsh + (ptrdiff_t)iw0 * xsw;
+        int8_t *yp = yd + n * ysn + oh * ysh + ow * ysw;
+        if (kh0 == kh1 || kw0 == kw1) {  /* no tap inside: the max of nothing, as the reference keeps it */
+          for (int32_t c = 0; c < C; c++) yp[c * ysc] = (int8_t)clamp_i32(-129, lo, hi);
+          continue;
+        }
+        for (int32_t c = 0; c < C; c++) {
+          int32_t m = -128;
+          for (int32_t kh = kh0; kh < kh1; kh++)
+            for (int32_t kw = kw0; kw < kw1; kw++) {
+              int32_t v = xp[c * xsc + kh * th + kw * tw];
+              if (v > m) m = v;
+            }
+          yp[c * ysc] = (int8_t)clamp_i32(m, lo, hi);
+        }
+      }
+    }
+  return ET_OK;
+}
+ET_OP("cortex_m::quantized_max_pool2d.out", k_cm_quantized_max_pool2d_out) { return qmaxpool(ctx, args, nargs, false); }
+ET_OP("cortex_m::quantized_max_pool2d_nhwc.out", k_cm_quantized_max_pool2d_nhwc_out) { return qmaxpool(ctx, args, nargs, true); }
+
+/* quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,
+ *   int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out): the reference
+ * dequantizes with scale = multiplier * 2^shift / 2^31, average-pools in float32
+ * (count_include_pad=False) and quantizes back with round-half-even. */
+static et_status qavgpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool nhwc) {
+  ET_CHECK_ARGS(10);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(9, out);
+  int32_t k[2], s[2], p[2], zp, mult, shift;
+  if (!pair_arg(args[1], k)) BAD(1);
+  if (!pair_arg(args[2], s)) BAD(2);
+  if (!pair_arg(args[3], p)) BAD(3);
+  bool ceil = args[4]->tag == ET_TAG_BOOL && args[4]->u.b;
+  ARG_INT(5, zp); ARG_INT(6, mult); ARG_INT(7, shift);
+  if (in->ndim != 4 || in->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
+  if (k[0] <= 0 || k[1] <= 0 || s[0] <= 0 || s[1] <= 0 || p[0] < 0 || p[1] < 0) BAD(1);
+  g4 x, y;
+  geo4(in, nhwc, &x);
+  int32_t OH = et_pool_out_size(x.h, k[0], p[0], s[0], 1, ceil);
+  int32_t OW = et_pool_out_size(x.w, k[1], p[1], s[1], 1, ceil);
+  if (OH <= 0 || OW <= 0) BAD(0);
+  et_status st = resize4(ctx, out, nhwc, x.n, x.c, OH, OW, 9);
+  if (st) return st;
+  geo4(out, nhwc, &y);
+  const float scale = ldexp_f((float)mult, shift - 31);
+  const float zf = (float)zp;
+  const int8_t *xd = (const int8_t *)in->data;
+  int8_t *yd = (int8_t *)out->data;
+  for (int32_t n = 0; n < x.n; n++)
+    for (int32_t oh = 0; oh < OH; oh++)
+      for (int32_t ow = 0; ow < OW; ow++) {
+        int32_t h0 = oh * s[0] - p[0], w0 = ow * s[1] - p[1];
+        int32_t h1 = h0 + k[0], w1 = w0 + k[1];
+        if (h0 < 0) h0 = 0;
+        if (w0 < 0) w0 = 0;
+        if (h1 > x.h) h1 = x.h;
+        if (w1 > x.w) w1 = x.w;
+        int32_t cnt = (h1 - h0) * (w1 - w0);
+        for (int32_t c = 0; c < x.c; c++) {
+          float sum = 0.0f;
+          for (int32_t ih = h0; ih < h1; ih++)
+            for (int32_t iw = w0; iw < w1; iw++)
+              sum += ((float)xd[n * x.sn + c * x.sc + ih * x.sh + iw * x.sw] - zf) * scale;
+          float avg = cnt > 0 ? sum / (float)cnt : 0.0f;
+          float q = et_roundf(avg / scale) + zf;
+          int64_t v = et_f32_to_i64(q);
+          yd[n * y.sn + c * y.sc + oh * y.sh + ow * y.sw] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+        }
+      }
+  return ET_OK;
+}
+ET_OP("cortex_m::quantized_avg_pool2d.out", k_cm_quantized_avg_pool2d_out) { return qavgpool(ctx, args, nargs, false); }
+ET_OP("cortex_m::quantized_avg_pool2d_nhwc.out", k_cm_quantized_avg_pool2d_nhwc_out) { return qavgpool(ctx, args, nargs, true); }

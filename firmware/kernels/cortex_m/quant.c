@@ -1,0 +1,98 @@
+/* cortex_m:: quantize / dequantize per tensor (int8 <-> float32). */
+#include "cm_util.h"
+
+/* float32 nearest to 1 / d for the IEEE double d given by its bits (integer long division) */
+static float recip_double_bits(uint64_t bits) {
+  uint32_t sign = (uint32_t)(bits >> 63);
+  int32_t e = (int32_t)((bits >> 52) & 0x7ff);
+  uint64_t m = bits & (((uint64_t)1 << 52) - 1);
+  float sgn = sign ? -1.0f : 1.0f;
+  if (e == 0x7ff) return m ? ET_NAN : sgn * 0.0f;
+  if (e == 0) {
+    if (m == 0) return sgn * ET_INFINITY;
+    while (!(m & ((uint64_t)1 << 52))) { m <<= 1; e--; }
+    e++;
+  } else {
+    m |= (uint64_t)1 << 52;
+  }
+  /* d = m * 2^(e - 1075); q = floor(2^78 / m) in (2^25, 2^26] */
+  uint64_t r = (uint64_t)1 << 52, q = 0;
+  for (int i = 0; i < 27; i++) {
+    q <<= 1;
+    if (r >= m) { r -= m; q |= 1; }
+    r <<= 1;
+  }
+  bool sticky = r != 0;
+  int32_t shift = q >= ((uint64_t)1 << 26) ? 3 : 2;
+  uint64_t keep = q >> shift, rem = q & ((1u << shift) - 1), half = (uint64_t)1 << (shift - 1);
+  if (rem > half || (rem == half && (sticky || (keep & 1)))) keep++;
+  /* 1/d = keep * 2^(shift + 997 - e) */
+  return sgn * ldexp_f((float)(uint32_t)keep, shift + 997 - e);
+}
+
+static inline int8_t cm_quantize_one(float x, float inv, int32_t zp, int32_t qmin, int32_t qmax) {
+  float r = et_roundf(x * inv);
+  int64_t q = et_f32_to_i64(r < -1e12f ? -1e12f : r > 1e12f ? 1e12f : r) + zp;  /* no int64 overflow */
+  if (q < qmin) q = qmin;
+  if (q > qmax) q = qmax;
+  return (int8_t)q;
+}
+/* ---------------------------------------------------------------- quantize / dequantize */
+
+/* quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max,
+ *   ScalarType dtype, *, Tensor(a!) out) */
+ET_OP("cortex_m::quantize_per_tensor.out", k_cm_quantize_per_tensor_out) {
+  ET_CHECK_ARGS(7);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(6, out);
+  int32_t zp, qmin, qmax;
+  ARG_INT(2, zp); ARG_INT(3, qmin); ARG_INT(4, qmax);
+  if (in->dtype != ET_FLOAT || out->dtype != ET_CHAR) BAD(0);
+  float inv;
+  if (args[1]->tag == ET_TAG_DOUBLE) inv = recip_double_bits(args[1]->u.dbits);
+  else inv = 1.0f / et_value_as_float(args[1]);
+  et_status st = et_resize_like(out, in);
+  if (st) { ctx->err_detail = 6; return st; }
+  if (!et_same_layout(in, out)) { ctx->err_detail = 6; return ET_ERR_UNSUPPORTED; }
+  const float *x = (const float *)in->data;
+  int8_t *y = (int8_t *)out->data;
+  int64_t n = et_numel(in);
+#ifdef CM_MVE
+  /* Four lanes: vcvtn rounds to nearest even like et_roundf and gives 0 for NaN like et_f32_to_i64;
+   * beyond int32 it saturates, where the clamp below gives what the 64-bit scalar form gives as long as
+   * zp and the range stay far from int32's limits. */
+  if (zp >= -(1 << 24) && zp <= (1 << 24) && qmin >= -(1 << 30) && qmax <= (1 << 30)) {
+    const int32x4_t lo = vdupq_n_s32(qmin), hi = vdupq_n_s32(qmax);
+    for (uint32_t i = 0, nn = (uint32_t)n; i < nn; i += 4) {
+      const mve_pred16_t p = vctp32q(nn - i);
+      const int32x4_t q = vqaddq_n_s32(vcvtnq_s32_f32(vmulq_n_f32(vldrwq_z_f32(x + i, p), inv)), zp);
+      vstrbq_p_s32(y + i, vminq_s32(vmaxq_s32(q, lo), hi), p);
+    }
+    return ET_OK;
+  }
+#endif
+  for (int64_t i = 0; i < n; i++) y[i] = cm_quantize_one(x[i], inv, zp, qmin, qmax);
+  return ET_OK;
+}
+
+/* dequantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max,
+ *   ScalarType dtype, *, Tensor(a!) out) */
+ET_OP("cortex_m::dequantize_per_tensor.out", k_cm_dequantize_per_tensor_out) {
+  ET_CHECK_ARGS(7);
+  et_tensor *in, *out;
+  ARG_TENSOR(0, in);
+  ARG_TENSOR(6, out);
+  int32_t zp;
+  ARG_INT(2, zp);
+  if (in->dtype != ET_CHAR || out->dtype != ET_FLOAT) BAD(0);
+  float scale = et_value_as_float(args[1]);
+  et_status st = et_resize_like(out, in);
+  if (st) { ctx->err_detail = 6; return st; }
+  if (!et_same_layout(in, out)) { ctx->err_detail = 6; return ET_ERR_UNSUPPORTED; }
+  const int8_t *x = (const int8_t *)in->data;
+  float *y = (float *)out->data;
+  int64_t n = et_numel(in);
+  for (int64_t i = 0; i < n; i++) y[i] = (float)(int32_t)((uint32_t)(int32_t)x[i] - (uint32_t)zp) * scale;
+  return ET_OK;
+}

@@ -1,0 +1,206 @@
+"""cortex_m:: int8 kernels on the DSP extension (SMLAD; Cortex-M4 mps2-an386 under QEMU, the M33 of
+pico2 build only): convolutions (pointwise, KxK with strides, padding, odd channel
+counts and odd K), depthwise (multipliers, strides, padding) and linear, bit for bit against
+executorch's Python reference ops (etdeploy.oracle.run_cortex_m_reference).
+
+Each case is one module with many outputs, exported once through the cortex_m flow (channels_last)
+and cached under .cache/kernels_dsp by its source and the package versions; all cases run in one
+mps2-an386 image."""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import need_tool
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "kernels_dsp"
+KDIR = ROOT / "firmware" / "kernels"
+
+# name -> (module source (class M), input shape (NCHW, given channels_last) or (rows, K) for 2-d)
+CASES: dict[str, tuple[str, tuple]] = {
+    # dense convs: odd channel counts both sides, odd K (5 x 3 x 3 = 45 bytes a pixel), strides,
+    # asymmetric kernels and padding (wider than the kernel's half), an odd output width (the one-column pass)
+    "dsp_conv": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(5, 7, 3, padding=1)
+        self.b = torch.nn.Conv2d(5, 6, 3, stride=2, padding=1)
+        self.c = torch.nn.Conv2d(5, 3, (2, 3), stride=(1, 2), padding=(1, 0))
+        self.d = torch.nn.Conv2d(5, 9, 1)
+        self.e = torch.nn.Conv2d(5, 4, (5, 3), padding=(2, 1), bias=False)
+        self.f = torch.nn.Conv2d(5, 8, 3)
+        self.g = torch.nn.Conv2d(5, 4, 3, stride=(2, 3), padding=2)
+    def forward(self, x):
+        return (self.a(x), F.relu(self.b(x)), self.c(x), self.d(x), self.e(x), self.f(x), self.g(x))
+""", (1, 5, 9, 11)),
+    # many channels: the 8-byte loop with 4- and 1..3-byte tails (13 x 3 = 39, 24, 3 x 3 x 3 = 27)
+    "dsp_conv_wide": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(13, 17, 3, padding=1)
+        self.b = torch.nn.Conv2d(13, 24, 1)
+        self.c = torch.nn.Conv2d(24, 33, 1, stride=2)
+        self.d = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1)
+    def forward(self, x):
+        y = F.relu(self.b(x))
+        return self.a(x), self.c(y), self.d(x[:, :3])
+""", (2, 13, 7, 6)),
+    # depthwise: multiplier 1 and 3, strides 1 and 2, padding, 5x5, odd channel counts; a one-input-
+    # channel conv (exported as a depthwise conv with multiplier = output channels, as DS-CNN's first layer)
+    "dsp_depthwise": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(7, 7, 3, padding=1, groups=7)
+        self.b = torch.nn.Conv2d(7, 21, 3, stride=2, padding=1, groups=7)
+        self.c = torch.nn.Conv2d(7, 7, 5, padding=2, groups=7, bias=False)
+        self.d = torch.nn.Conv2d(7, 7, (3, 2), stride=(2, 1), groups=7)
+    def forward(self, x):
+        return self.a(x), self.b(x), self.c(x), self.d(x)
+""", (1, 7, 10, 9)),
+    "dsp_first": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(1, 12, (10, 4), stride=2, padding=(5, 1))
+        self.b = torch.nn.Conv2d(1, 5, 3)
+    def forward(self, x):
+        return self.a(x), self.b(x)
+""", (1, 1, 17, 10)),
+    # what the SMLAD paths hand back or split: a pointwise conv with K = 300 (over the widened-row
+    # buffer's 256), a 9x9 dense conv and a 9x9 depthwise (81 taps: over the 64-tap local tables)
+    "dsp_limits": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(300, 5, 1)
+        self.b = torch.nn.Conv2d(300, 3, 9, padding=4)
+        self.c = torch.nn.Conv2d(300, 300, 9, padding=4, groups=300)
+    def forward(self, x):
+        return self.a(x), self.b(x), self.c(x)
+""", (1, 300, 5, 4)),
+    # linear: odd K and N, several rows, a vector
+    "dsp_linear": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(37, 11)
+        self.b = torch.nn.Linear(11, 64)
+        self.c = torch.nn.Linear(64, 12)
+    def forward(self, x):
+        y = F.relu(self.a(x))
+        return y, self.c(F.relu(self.b(y)))
+""", (3, 37)),
+}
+
+
+def _key(name: str) -> str:
+    src, shape = CASES[name]
+    h = hashlib.sha256(src.encode() + json.dumps(shape).encode())
+    for pkg in ("torch", "executorch"):
+        h.update(md.version(pkg).encode())
+    return h.hexdigest()[:16]
+
+
+def _export(name: str) -> Path:
+    """-> dir with m.pte, m.bpte (one case: the inputs) and ref.npz (the reference outputs)"""
+    d = CACHE / f"{name}-{_key(name)}"
+    if (d / "ref.npz").exists():
+        return d
+    import torch
+    from etdeploy import exporting, oracle
+    src, shape = CASES[name]
+    ns: dict = {}
+    exec(compile("import torch\nimport torch.nn.functional as F\n" + src, f"<kernels_dsp:{name}>", "exec"), ns)
+    torch.manual_seed(0)
+    module = ns["M"]().eval()
+    gen = torch.Generator().manual_seed(1)
+    cl = len(shape) == 4
+
+    def inp():
+        t = torch.randn(shape, generator=gen)
+        return (t.contiguous(memory_format=torch.channels_last) if cl else t,)
+    if cl:
+        module = module.to(memory_format=torch.channels_last)
+    ex = inp()
+    calib = [ex] + [inp() for _ in range(4)]
+    d.mkdir(parents=True, exist_ok=True)
+    res = exporting.export_model(module, ex, d, "m", flow="cortex_m", case_inputs=[ex], calibration=calib)
+    ref = oracle.run_cortex_m_reference(res.pte, [np.ascontiguousarray(t.numpy()) for t in ex])
+    ops = set(res.operators["forward"])
+    want = "cortex_m::quantized_linear.out" if not cl else "cortex_m::quantized_"
+    assert any(o.startswith(want) for o in ops), f"{name}: no {want}* in {sorted(ops)}"
+    np.savez(d / "ref.npz", *[np.asarray(r) for r in ref])
+    return d
+
+
+@pytest.mark.emu
+def test_cases_on_mps2_an386():
+    """Every case in one Cortex-M4 image (QEMU mps2-an386): the SMLAD paths, bit for bit."""
+    from etdeploy import config
+    from support.boardrun import outputs_per_program
+    b = config.load_board("mps2-an386")
+    need_tool(config.board_toolchain(b, require=False).compiler(), "gcc-arm-none-eabi")
+    need_tool(b.emulator.binary, b.emulator.package)
+    names = sorted(CASES)
+    dirs = [_export(n) for n in names]
+    per = outputs_per_program("mps2-an386", [d / "m.bpte" for d in dirs])
+    for name, d, ours in zip(names, dirs, per):
+        z = np.load(d / "ref.npz")
+        ref = [z[f"arr_{i}"] for i in range(len(z.files))]
+        assert len(ours) == len(ref), f"{name}: {len(ours)} outputs, reference has {len(ref)}"
+        for k, (o, r) in enumerate(zip(ours, ref)):
+            # dequantized int8: equal floats are equal int8 codes
+            assert o.shape == r.shape and o.dtype == r.dtype, f"{name}[{k}]: {o.shape} {o.dtype} vs {r.shape} {r.dtype}"
+            bad = o != r
+            assert not bad.any(), (f"mps2-an386/{name}[{k}]: {int(bad.sum())} of {o.size} values differ\n"
+                                   f"ours={o[bad][:10]}\nref={r[bad][:10]}")
+
+
+# cores with the DSP extension and without MVE: the SMLAD paths compile warning-free for each
+DSP_CPUS = {
+    "cortex-m4": ["-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
+    "cortex-m33": ["-mcpu=cortex-m33", "-mfloat-abi=hard"],
+    "cortex-m7": ["-mcpu=cortex-m7", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
+}
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("cpu", sorted(DSP_CPUS))
+@pytest.mark.parametrize("opt", ["-O0", "-O2", "-Os"])
+def test_dsp_kernels_compile_clean(cpu, opt, tmp_path):
+    cc = need_tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
+    srcs = sorted(KDIR.glob("cortex_m*.c")) + sorted(KDIR.glob("cortex_m/*.c"))
+    assert srcs
+    for src in srcs:
+        p = subprocess.run([cc, *DSP_CPUS[cpu], "-mthumb", opt, "-std=c11", "-Wall", "-Wextra", "-Werror",
+                            "-Wdouble-promotion", "-fsingle-precision-constant", f"-I{KDIR}",
+                            f"-I{KDIR / 'cortex_m'}", f"-I{ROOT / 'firmware' / 'runtime'}", "-c", str(src),
+                            "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
+        assert p.returncode == 0, f"{cpu} {opt} {src.name}:\n{p.stderr}"
+        # the SMLAD path is what gets compiled for these cores
+        dis = subprocess.run([shutil.which("arm-none-eabi-objdump") or "arm-none-eabi-objdump", "-d",
+                              str(tmp_path / "k.o")], capture_output=True, text=True).stdout
+        if src.name in ("cortex_m.c", "dsp_gemm.c"):
+            assert "smlad" in dis, f"{cpu} {opt} {src.name}: no SMLAD in the object code"
+
+
+@pytest.mark.build
+def test_pico2_builds(tmp_path):
+    """A program with every DSP case's ops builds for pico2 (Cortex-M33) warning-free."""
+    from support.boardrun import scons
+    need_tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
+    d = _export("dsp_conv")
+    p = scons("pico2", f"pte={d / 'm.pte'}")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "warning:" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]
