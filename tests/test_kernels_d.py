@@ -1,0 +1,214 @@
+"""Kernels D (resample, stats, bitwise, seq: upsample, pixel (un)shuffle, var/var_mean, group norm,
+glu, elu, baddbmm, bitwise ops, masked_fill, where forms) on the host build of our runtime.
+
+Tiny torch modules, several operators per module, exported once (cached under .cache/kernels_d by
+content) with their inputs bundled; the reference is the real executorch runtime's output for the
+same program. Float: max abs err <= 1e-5 x max(1, max|ref|); ints and bools exact. Also: the new
+kernel files cross-compile warning-free for every board and need no double or libm helpers."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from support import opcases
+from support.compare import assert_close
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "kernels_d"
+KDIR = ROOT / "firmware" / "kernels"
+F, I64, I32, U8, B = "float32", "int64", "int32", "uint8", "bool"
+
+# name -> (module source (class M), input specs [(shape, dtype, kind)])
+CASES: dict[str, tuple] = {
+    # sizes, integer and fractional scale factors (non-square), downsampling, exact .5 source positions
+    "upsample_nearest": ("""
+class M(torch.nn.Module):
+    def forward(self, x, i):
+        return (F.interpolate(x, scale_factor=2, mode="nearest"), F.interpolate(x, size=(7, 4), mode="nearest"),
+                F.interpolate(x, scale_factor=(1.5, 3.0), mode="nearest"), F.interpolate(x, scale_factor=0.5, mode="nearest"),
+                F.interpolate(x, size=(3, 10), mode="nearest"), F.interpolate(i, scale_factor=(2.0, 1.0), mode="nearest"))
+""", [((2, 3, 5, 6), F, "n"), ((1, 2, 3, 4), U8, "i")]),
+    "upsample_bilinear": ("""
+class M(torch.nn.Module):
+    def forward(self, x):
+        return (F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+                F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
+                F.interpolate(x, size=(9, 4), mode="bilinear", align_corners=False),
+                F.interpolate(x, size=(9, 4), mode="bilinear", align_corners=True),
+                F.interpolate(x, scale_factor=(1.5, 2.5), mode="bilinear", align_corners=False),
+                F.interpolate(x, scale_factor=0.5, mode="bilinear", align_corners=False),
+                F.interpolate(x, size=(1, 1), mode="bilinear", align_corners=True))
+""", [((2, 3, 5, 6), F, "n")]),
+    "upsample_channels_last": ("""
+class M(torch.nn.Module):
+    def forward(self, x):
+        return (F.interpolate(x, scale_factor=2, mode="nearest") * 1.0,
+                F.interpolate(x, size=(7, 5), mode="bilinear", align_corners=False) * 1.0,
+                F.interpolate(x, size=(7, 5), mode="bilinear", align_corners=True) * 1.0)
+""", [((1, 4, 5, 6), F, "cl")]),
+    "pixel_shuffle": ("""
+class M(torch.nn.Module):
+    def forward(self, x, y, z):
+        return (F.pixel_shuffle(x, 2), F.pixel_unshuffle(y, 2), F.pixel_shuffle(z, 3),
+                F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2), F.pixel_shuffle(x.to(torch.int32), 2))
+""", [((2, 8, 3, 5), F, "n"), ((1, 3, 4, 6), F, "n"), ((2, 2, 9, 2, 3), F, "n")]),
+    # negative dims, several dims, keepdim, correction 0 / 1 / 2, the whole tensor
+    "var_stats": ("""
+class M(torch.nn.Module):
+    def forward(self, x):
+        return (torch.var(x, dim=1), torch.var(x, dim=(-1, -2), keepdim=True, correction=0), torch.var(x),
+                torch.var(x, unbiased=False), torch.var(x * 100.0 + 1000.0, dim=-1), torch.var(x[:, :1], dim=1),
+                torch.var(x, dim=0, correction=3), torch.var(x, dim=-1, correction=1.5))
+""", [((3, 4, 5), F, "n")]),
+    # var_mean is not core ATen: it reaches a program only when the export keeps it (as here)
+    "var_mean": ("""
+class M(torch.nn.Module):
+    def forward(self, x):
+        v, m = torch.var_mean(x, dim=-1, correction=2)
+        v2, m2 = torch.var_mean(x, dim=(0, 2), keepdim=True)
+        v3, m3 = torch.var_mean(x)
+        return v, m, v2, m2, v3, m3
+""", [((3, 4, 5), F, "n")], {"_core_aten_ops_exception_list": ["aten.var_mean.correction"]}),
+    "group_norm": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.GroupNorm(2, 6)
+        self.b = torch.nn.GroupNorm(3, 6, affine=False, eps=1e-3)
+        self.c = torch.nn.GroupNorm(1, 6)
+        with torch.no_grad():
+            self.a.weight.uniform_(0.5, 1.5); self.a.bias.uniform_(-1, 1)
+    def forward(self, x, y):
+        return self.a(x), self.b(x * 3 + 1), self.c(x), self.a(y), F.group_norm(y, 6)
+""", [((2, 6, 4, 5), F, "n"), ((2, 6, 7), F, "n")]),
+    "glu_elu_baddbmm": ("""
+class M(torch.nn.Module):
+    def forward(self, x, a, b, c):
+        return (F.glu(x), F.glu(x, dim=1), F.glu(x, dim=-3), F.elu(x), F.elu(x, alpha=0.5), F.selu(x),
+                F.celu(x, alpha=2.0), torch.baddbmm(c, a, b), torch.baddbmm(c[0], a, b, beta=0.5, alpha=2.0),
+                torch.baddbmm(c[:, :1], a, b, beta=0.0))
+""", [((2, 4, 6), F, "n"), ((2, 3, 5), F, "n"), ((2, 5, 4), F, "n"), ((2, 3, 4), F, "n")]),
+    # bool and integer tensors, Tensor and Scalar forms, broadcasting
+    "bitwise": ("""
+class M(torch.nn.Module):
+    def forward(self, p, q, i, j, k):
+        return (p & q, p | q, p ^ q, ~p, i & j, i | j, i ^ j, ~i, i & 12, i | 3, i ^ -1, p & True, p ^ True,
+                k & 5, ~k, j[0] | i, k ^ 7)
+""", [((3, 5), B, "b"), ((3, 5), B, "b"), ((3, 5), I64, "s"), ((3, 5), I64, "s"), ((4,), I32, "s")]),
+    # masks broadcasting to self, float / int / bool self, where with scalar self / other
+    "masked_where": ("""
+class M(torch.nn.Module):
+    def forward(self, x, m, r, i):
+        return (x.masked_fill(m, -1.5), x.masked_fill(r, float("-inf")), i.masked_fill(m, 7),
+                m.masked_fill(r, True), torch.where(m, x, 0.0), torch.where(m, 2.5, x), torch.where(r, x, x * 2),
+                torch.where(m, i, -3), torch.where(x > 0, x, torch.zeros_like(x)))
+""", [((3, 5), F, "n"), ((3, 5), B, "b"), ((1, 5), B, "b"), ((3, 5), I64, "s")]),
+    # the default export decomposes glu, pixel_(un)shuffle and masked_fill (cases above); a program
+    # that keeps them (preserve_ops) calls the kernels themselves
+    "preserved": ("""
+class M(torch.nn.Module):
+    def forward(self, x, m, i, y):
+        return (F.glu(x), F.glu(x, dim=-2), F.pixel_shuffle(y, 2), F.pixel_unshuffle(y, 2),
+                F.pixel_shuffle(y.to(torch.int64), 2), x.masked_fill(m, -2.5), i.masked_fill(m[0], 9),
+                m.masked_fill(m[:, :1], False))
+""", [((4, 6), F, "n"), ((4, 6), B, "b"), ((2, 4, 6), I64, "s"), ((1, 4, 4, 6), F, "n")],
+        {"preserve_ops": ["aten.glu.default", "aten.pixel_shuffle.default", "aten.pixel_unshuffle.default",
+                          "aten.masked_fill.Scalar"]}),
+    # executorch 1.5.1's portable library has no baddbmm: the reference is eager torch
+    "baddbmm_preserved": ("""
+class M(torch.nn.Module):
+    def forward(self, a, b, c):
+        return (torch.baddbmm(c, a, b), torch.baddbmm(c[0], a, b, beta=0.5, alpha=2.0),
+                torch.baddbmm(c[:, :1], a, b, beta=0.0), torch.baddbmm(c[0, 0], a, b, alpha=-1))
+""", [((2, 3, 5), F, "n"), ((2, 5, 4), F, "n"), ((2, 3, 4), F, "n")], {"preserve_ops": ["aten.baddbmm.default"]}),
+}
+
+
+def _dir(name: str) -> Path:
+    src, specs, *edge = CASES[name]
+    return opcases.case_dir(CACHE, name, src, specs, edge=edge[0] if edge else None)
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_case(name):
+    from support.hostrun import run_host
+    d = _dir(name)
+    ours = run_host(d / "m.bpte")
+    ref = opcases.reference(d)
+    assert len(ours) == len(ref), f"{name}: {len(ours)} outputs, reference has {len(ref)}"
+    finite_o, finite_r = [], []
+    for k, (o, r) in enumerate(zip(ours, ref)):
+        o = np.asarray(o)
+        if r.shape == () and o.shape == (1,):  # 0-d outputs: the host link may deliver them as [1]
+            o = o.reshape(())
+        assert o.dtype == r.dtype and o.shape == r.shape, f"{name}[{k}]: {o.dtype}{o.shape} != {r.dtype}{r.shape}"
+        if r.dtype.kind == "f":  # NaN and infinities exactly where the reference has them
+            special = ~np.isfinite(r)
+            assert np.array_equal(special, ~np.isfinite(o)), f"{name}[{k}]: non-finite positions differ"
+            assert np.array_equal(np.nan_to_num(o[special]), np.nan_to_num(r[special])), f"{name}[{k}]: infinities differ"
+            o, r = np.where(special, 0, o), np.where(special, 0, r)
+        finite_o.append(o)
+        finite_r.append(r)
+    assert_close(finite_o, finite_r, name)
+
+
+REQUIRED_OPS = {
+    "aten::upsample_nearest2d.vec_out", "aten::upsample_bilinear2d.vec_out", "aten::pixel_shuffle.out",
+    "aten::pixel_unshuffle.out", "aten::var.correction_out", "aten::var_mean.correction_out",
+    "aten::native_group_norm.out", "aten::glu.out", "aten::elu.out", "aten::bitwise_and.Tensor_out",
+    "aten::bitwise_or.Tensor_out", "aten::bitwise_xor.Tensor_out", "aten::bitwise_not.out",
+    "aten::bitwise_and.Scalar_out", "aten::bitwise_or.Scalar_out", "aten::bitwise_xor.Scalar_out",
+    "aten::masked_fill.Scalar_out", "aten::where.self_out", "aten::scalar_tensor.out", "aten::baddbmm.out",
+}
+
+
+@pytest.mark.build
+def test_cases_cover_the_ops():
+    from etdeploy import kernels
+    seen = set()
+    for name in CASES:
+        seen.update(opcases.operators(_dir(name)))
+    missing = REQUIRED_OPS - seen
+    assert not missing, f"no test case exercises {sorted(missing)}"
+    cat = kernels.catalogue()
+    assert not (seen - set(cat)), f"ops without kernels: {sorted(seen - set(cat))}"
+
+
+TARGETS = {
+    "host": ["gcc", "-O2"],
+    "cortex-m55": ["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-O2"],
+    "cortex-m4": ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-O2"],
+    "cortex-m33": ["arm-none-eabi-gcc", "-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=hard", "-Os"],
+    "lx106": ["xtensa-lx106-elf-gcc", "-ffreestanding", "-Os"],
+    "aarch64": ["aarch64-linux-gnu-gcc", "-O2"],
+}
+MY_FILES = ["resample.c", "stats.c", "bitwise.c", "seq.c"]
+LIBM = {"expf", "sqrtf", "logf", "exp", "sqrt", "floorf", "roundf", "lrintf", "expm1f", "floor", "fmodf"}
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_cross_compile_clean(target, tmp_path):
+    from conftest import need_tool
+    cc = TARGETS[target]
+    need_tool(cc[0])
+    for f in MY_FILES:
+        obj = tmp_path / (f + ".o")
+        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion", "-Wconversion",
+                            "-Wno-sign-conversion", "-fsingle-precision-constant", f"-I{KDIR}",
+                            f"-I{ROOT / 'firmware' / 'runtime'}", "-c", str(KDIR / f), "-o", str(obj)],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
+        assert not p.stderr.strip(), f"{target} {f} warns:\n{p.stderr}"
+        nm = cc[0].replace("gcc", "nm") if cc[0] != "gcc" else "nm"
+        if shutil.which(nm):
+            und = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True).stdout.split()
+            dbl = [s for s in und if s.startswith("__") and "df" in s]
+            assert not dbl, f"{target} {f} needs double helpers {dbl}"
+            libm = sorted(set(und) & LIBM)
+            assert not libm, f"{target} {f} calls libm {libm}"
