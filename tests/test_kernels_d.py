@@ -90,7 +90,8 @@ class M(torch.nn.Module):
     def forward(self, x, a, b, c):
         return (F.glu(x), F.glu(x, dim=1), F.glu(x, dim=-3), F.elu(x), F.elu(x, alpha=0.5), F.selu(x),
                 F.celu(x, alpha=2.0), torch.baddbmm(c, a, b), torch.baddbmm(c[0], a, b, beta=0.5, alpha=2.0),
-                torch.baddbmm(c[:, :1], a, b, beta=0.0))
+                torch.baddbmm(c[:, :1], a, b, beta=0.0), torch.log10(x), torch.log10(x.abs() * 1e3),
+                torch.log10(x * 0.0), torch.log10((x > 0).to(torch.int32) * 100))
 """, [((2, 4, 6), F, "n"), ((2, 3, 5), F, "n"), ((2, 5, 4), F, "n"), ((2, 3, 4), F, "n")]),
     # bool and integer tensors, Tensor and Scalar forms, broadcasting
     "bitwise": ("""
@@ -164,6 +165,7 @@ REQUIRED_OPS = {
     "aten::bitwise_or.Tensor_out", "aten::bitwise_xor.Tensor_out", "aten::bitwise_not.out",
     "aten::bitwise_and.Scalar_out", "aten::bitwise_or.Scalar_out", "aten::bitwise_xor.Scalar_out",
     "aten::masked_fill.Scalar_out", "aten::where.self_out", "aten::scalar_tensor.out", "aten::baddbmm.out",
+    "aten::log10.out",
 }
 
 

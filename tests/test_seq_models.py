@@ -56,7 +56,8 @@ class M(torch.nn.Module):
         return self.g(x, h0)
 """, [((6, 2, 8), F, "n"), ((2, 2, 12), F, "u")]),
     # framing by a strided conv1d with windowed cos/sin filters, power spectrum, mel filterbank, log
-    # with a floor, per-utterance mean removal, DCT-II as a matmul (MFCC)
+    # with a floor, per-utterance mean removal, DCT-II as a matmul (MFCC); decibels with an 80 dB floor
+    # and mean/variance normalisation
     "audio_frontend": ("""
 import math
 class M(torch.nn.Module):
@@ -74,9 +75,13 @@ class M(torch.nn.Module):
     def forward(self, wav):
         spec = F.conv1d(wav, self.fb, stride=32)
         power = spec[:, :33].pow(2) + spec[:, 33:].pow(2)
-        logmel = torch.log(torch.clamp(torch.matmul(power.transpose(1, 2), self.mel), min=1e-6))
+        melspec = torch.matmul(power.transpose(1, 2), self.mel)
+        logmel = torch.log(torch.clamp(melspec, min=1e-6))
         logmel = logmel - logmel.mean(1, keepdim=True)
-        return logmel, torch.matmul(logmel, self.dct)
+        db = 10.0 * torch.log10(torch.clamp(melspec, min=1e-10))
+        db = torch.maximum(db, db.amax() - 80.0)
+        cmvn = (db - db.mean(1, keepdim=True)) / (db.std(1, keepdim=True) + 1e-5)
+        return logmel, torch.matmul(logmel, self.dct), cmvn
 """, [((1, 1, 480), F, "n")]),
 }
 

@@ -1,5 +1,5 @@
-/* Operators that sequence and audio models add: glu, elu, scalar_tensor, baddbmm.
- * Float dtypes (scalar_tensor: any), any dim order. */
+/* Operators that sequence and audio models add: glu, elu, log10 (decibel scales), scalar_tensor,
+ * baddbmm. Float dtypes (scalar_tensor: any; log10 also reads ints and bool), any dim order. */
 #include "et_kernel.h"
 #include "kernel_util.h"
 #include "etmath.h"
@@ -58,6 +58,21 @@ ET_OP("aten::elu.out", k_aten_elu_out) {
   for (size_t i = 0; i < w.n; i++) {
     float x = et_load_f(in, w.it.off[1]);
     et_store_f(out, w.it.off[0], x > 0.0f ? x * scale : et_expm1f(x * iscale) * neg);  /* NaN: neg branch, stays NaN */
+    et_ew_next(&w);
+  }
+  return ET_OK;
+}
+
+/* log10.out(self, out): float out; log(x) / ln(10), so log10(0) = -inf and negatives NaN */
+ET_OP("aten::log10.out", k_aten_log10_out) {
+  et_tensor *in, *out;
+  et_status st = et_unary_prep(ctx, args, nargs, 1, &in, &out);
+  if (st != ET_OK) return st;
+  if (!et_dtype_is_float(out->dtype)) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
+  et_ew w;
+  if ((st = et_ew_prepare(&w, out, &in, 1, false)) != ET_OK) { ctx->err_detail = 1; return st; }
+  for (size_t i = 0; i < w.n; i++) {
+    et_store_f(out, w.it.off[0], et_logf(et_load_f(in, w.it.off[1])) * 0.434294481903251828f);
     et_ew_next(&w);
   }
   return ET_OK;
