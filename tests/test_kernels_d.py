@@ -214,3 +214,44 @@ def test_cross_compile_clean(target, tmp_path):
             assert not dbl, f"{target} {f} needs double helpers {dbl}"
             libm = sorted(set(und) & LIBM)
             assert not libm, f"{target} {f} calls libm {libm}"
+
+
+# kernels called directly with bad arguments: name -> (status, err_detail); 0 ok, 3 out of memory,
+# 6 invalid argument; err_detail names the offending argument
+BAD_ARGS = {
+    "nearest_ok": (0, 0), "nearest_scale_ok": (0, 0), "nearest_neither": (6, 2), "nearest_both": (6, 1),
+    "nearest_rank3": (6, 0), "nearest_neg_size": (6, 1), "nearest_huge_scale": (6, 2), "nearest_neg_scale": (6, 2),
+    "nearest_dtype": (6, 3), "bilinear_ok": (0, 0), "bilinear_align_int": (6, 2), "bilinear_int": (6, 0),
+    "nearest_over_capacity": (3, 3), "nearest_static_shape": (6, 3),
+    "shuffle_ok": (0, 0), "shuffle_indivisible": (6, 1), "shuffle_zero": (6, 1), "shuffle_rank2": (6, 0),
+    "unshuffle_indivisible": (6, 1),
+    "var_ok": (0, 0), "var_dup_dims": (6, 1), "var_bad_dim": (6, 1), "var_int_input": (6, 0),
+    "var_string_correction": (6, 2),
+    "group_norm_ok": (0, 0), "group_norm_groups": (6, 6), "group_norm_hw": (6, 5), "group_norm_channels": (6, 3),
+    "group_norm_weight": (6, 1),
+    "glu_ok": (0, 0), "glu_odd": (6, 1), "glu_bad_dim": (6, 1), "elu_string_alpha": (6, 1),
+    "bitwise_ok": (0, 0), "bitwise_float": (6, 0), "bitwise_scalar_double": (6, 1), "bitwise_float_out": (6, 2),
+    "masked_fill_ok": (0, 0), "masked_fill_float_mask": (6, 1), "masked_fill_mask_grows": (6, 1),
+    "masked_fill_tensor_value": (6, 2),
+    "baddbmm_ok": (0, 0), "baddbmm_inner": (6, 2), "baddbmm_self": (6, 0), "baddbmm_rank": (6, 1),
+    "scalar_tensor_ok": (0, 0), "scalar_tensor_string": (6, 0), "scalar_tensor_double_to_long": (6, 0),
+    "few_args": (6, 0),
+}
+
+
+@pytest.mark.build
+def test_bad_arguments(tmp_path):
+    """Under ASan/UBSan: every bad argument is refused with its status and argument index, nothing
+    read or written out of bounds."""
+    need = shutil.which("gcc") or pytest.skip("gcc not installed")
+    exe = tmp_path / "drv"
+    srcs = [str(KDIR / f) for f in MY_FILES + ["kernel_util.c", "etmath.c"]]
+    p = subprocess.run([need, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
+                        "-fno-sanitize-recover=undefined", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
+                        str(ROOT / "tests" / "support" / "kernels_d_errors.c"), *srcs, "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    got = {w[0]: (int(w[1]), int(w[2])) for w in (line.split() for line in run.stdout.splitlines())}
+    assert got == BAD_ARGS
