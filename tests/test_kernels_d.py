@@ -30,7 +30,8 @@ class M(torch.nn.Module):
     def forward(self, x, i):
         return (F.interpolate(x, scale_factor=2, mode="nearest"), F.interpolate(x, size=(7, 4), mode="nearest"),
                 F.interpolate(x, scale_factor=(1.5, 3.0), mode="nearest"), F.interpolate(x, scale_factor=0.5, mode="nearest"),
-                F.interpolate(x, size=(3, 10), mode="nearest"), F.interpolate(i, scale_factor=(2.0, 1.0), mode="nearest"))
+                F.interpolate(x, size=(3, 10), mode="nearest"), F.interpolate(i, scale_factor=(2.0, 1.0), mode="nearest"),
+                F.interpolate(x, scale_factor=(1.7, 2.3), mode="nearest"))
 """, [((2, 3, 5, 6), F, "n"), ((1, 2, 3, 4), U8, "i")]),
     "upsample_bilinear": ("""
 class M(torch.nn.Module):
@@ -41,8 +42,19 @@ class M(torch.nn.Module):
                 F.interpolate(x, size=(9, 4), mode="bilinear", align_corners=True),
                 F.interpolate(x, scale_factor=(1.5, 2.5), mode="bilinear", align_corners=False),
                 F.interpolate(x, scale_factor=0.5, mode="bilinear", align_corners=False),
-                F.interpolate(x, size=(1, 1), mode="bilinear", align_corners=True))
+                F.interpolate(x, size=(1, 1), mode="bilinear", align_corners=True),
+                F.interpolate(x, scale_factor=(1.7, 2.3), mode="bilinear", align_corners=False),
+                F.interpolate(x, scale_factor=(1.7, 0.7), mode="bilinear", align_corners=True))
 """, [((2, 3, 5, 6), F, "n")]),
+    # a scale factor that leaves a dim's size unchanged maps that dim's indices to themselves in
+    # PyTorch; executorch 1.5.1's portable kernels apply 1/scale there: the reference is eager torch
+    "upsample_same_size_dim": ("""
+class M(torch.nn.Module):
+    def forward(self, x):
+        return (F.interpolate(x, scale_factor=(0.7, 1.1), mode="nearest"),
+                F.interpolate(x, scale_factor=(1.5, 1.1), mode="bilinear", align_corners=False),
+                F.interpolate(x, scale_factor=(1.5, 1.1), mode="bilinear", align_corners=True))
+""", [((1, 2, 5, 6), F, "n")], {"eager_reference": True}),
     "upsample_channels_last": ("""
 class M(torch.nn.Module):
     def forward(self, x):

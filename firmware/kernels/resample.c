@@ -80,8 +80,11 @@ static et_status upsample_prep(et_kctx *ctx, et_value *const *args, uint32_t si,
   return ET_OK;
 }
 
-/* input-per-output step along one dim: 1/scale when a scale factor was given, else in/out */
+/* input-per-output step along one dim: 1/scale when a scale factor was given, else in/out. A dim
+ * whose size does not change maps each index to itself whatever the scale (as PyTorch does; the
+ * executorch 1.5.1 portable kernel uses 1/scale there). */
 static float src_step(int32_t in, int32_t out, bool has_scale, uint64_t sbits) {
+  if (in == out) return 1.0f;
   if (has_scale) {
     float s = et_double_bits_to_float(sbits);
     if (s > 0.0f) return 1.0f / s;

@@ -6,6 +6,9 @@ and executorch versions) with the real executorch runtime's outputs as the refer
         ref.npz (reference outputs), ops.json (operators of forward)
     reference(dir) -> [np.ndarray]
 
+edge: EdgeCompileConfig fields, plus "eager_reference": True where the portable kernels and PyTorch
+disagree (the reference is then PyTorch's outputs, as it is where the reference runtime refuses).
+
 Input spec: (shape, numpy dtype, kind); kinds: n normal, u uniform [-1, 1), i ints [0, 10),
 s signed ints [-60, 60), b bool (p=0.5), cl normal channels_last (4-d), t ties (multiples of 0.5).
 """
@@ -69,16 +72,28 @@ def case_dir(cache: Path, name: str, source: str, specs, flow: str = "portable",
         ex.append(t.contiguous(memory_format=torch.channels_last) if kind == "cl" else t)
     ex = tuple(ex)
     d.mkdir(parents=True, exist_ok=True)
+    edge = dict(edge or {})
+    eager = edge.pop("eager_reference", False)
     res = exporting.export_model(module, ex, d, "m", flow=flow, case_inputs=[ex], calibration=[ex],
                                  edge_config=_edge(edge))
-    try:
-        ref = oracle.run_reference(res.pte, [np.ascontiguousarray(t.numpy()) for t in ex])
-    except oracle.OracleError as e:  # the portable kernels refuse some layouts (channels_last): eager torch
-        (d / "ref_is_eager.txt").write_text(str(e))
+    ref = None if eager else _runtime_reference(res.pte, ex, d)
+    if ref is None:  # PyTorch's own outputs (the bundled expectation)
         ref = [np.asarray(a) for a in oracle.bundled_cases(res.bpte)["forward"][0][1]]
+        (d / "ref_is_eager.txt").write_text("eager_reference" if eager else "the reference runtime refused")
     np.savez(d / "ref.npz", *[np.asarray(r) for r in ref])
     (d / "ops.json").write_text(json.dumps(res.operators["forward"]))
     return d
+
+
+def _runtime_reference(pte, ex, d: Path):
+    """The real executorch runtime's outputs, or None where its portable kernels refuse the program
+    (some layouts, channels_last for instance)"""
+    from etdeploy import oracle
+    try:
+        return oracle.run_reference(pte, [np.ascontiguousarray(t.numpy()) for t in ex])
+    except oracle.OracleError as e:
+        (d / "runtime_refused.txt").write_text(str(e))
+        return None
 
 
 def _edge(edge: dict | None) -> dict | None:
