@@ -1,6 +1,6 @@
 """Sequence and audio models end to end: a TransformerEncoderLayer, an LSTM, a GRU and a log-mel /
 MFCC-style audio front end (conv1d framing, power, mel matmul, log, clamp, DCT as a matmul), small
-sizes, exported once with the portable flow (cached under .cache/seq_models by content), run on the
+sizes, exported once with the portable flow (the attention also with pt2e; cached under .cache/seq_models by content), run on the
 host build of our runtime and compared with the real executorch runtime's outputs for the same
 program. The LSTM also runs on corstone300 (Cortex-M55 under QEMU)."""
 from __future__ import annotations
@@ -37,6 +37,15 @@ class M(torch.nn.Module):
     def forward(self, q, kv):
         return self.a(q, kv, kv, need_weights=True)
 """, [((2, 3, 16), F, "n"), ((2, 6, 16), F, "n")]),
+    # the same attention quantized with the pt2e flow (int8 linears, float softmax)
+    "mha_pt2e": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    def forward(self, q, kv):
+        return self.a(q, kv, kv, need_weights=True)
+""", [((2, 3, 16), F, "n"), ((2, 6, 16), F, "n")], "pt2e"),
     "lstm": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -87,8 +96,8 @@ class M(torch.nn.Module):
 
 
 def _dir(name: str) -> Path:
-    src, specs = MODELS[name]
-    return opcases.case_dir(CACHE, name, src, specs)
+    src, specs, *flow = MODELS[name]
+    return opcases.case_dir(CACHE, name, src, specs, flow=flow[0] if flow else "portable")
 
 
 def _require_kernels(d: Path) -> None:
