@@ -151,8 +151,11 @@ def _dir(name: str) -> Path:
 def test_kernel_case(name):
     from support.hostrun import run_host
     d = _dir(name)
-    ours = run_host(d / "m.bpte")
-    ref = opcases.reference(d)
+    _check(run_host(d / "m.bpte"), opcases.reference(d), name)
+
+
+def _check(ours, ref, name):
+    """assert_close, with NaN and infinities required exactly where the reference has them"""
     assert len(ours) == len(ref), f"{name}: {len(ours)} outputs, reference has {len(ref)}"
     finite_o, finite_r = [], []
     for k, (o, r) in enumerate(zip(ours, ref)):
@@ -267,3 +270,22 @@ def test_bad_arguments(tmp_path):
     assert run.returncode == 0, run.stderr
     got = {w[0]: (int(w[1]), int(w[2])) for w in (line.split() for line in run.stdout.splitlines())}
     assert got == BAD_ARGS
+
+
+@pytest.mark.emu
+def test_cases_on_corstone300():
+    """All cases in one image on the Cortex-M55 (QEMU mps3-an547): the cross-compiled kernels'
+    outputs against the same references as on the host."""
+    from conftest import need_tool
+    from etdeploy import config
+    from support.boardrun import outputs_per_program
+    board = config.load_board("corstone300")
+    tc = config.board_toolchain(board, require=False)
+    if tc.locate() is None:
+        need_tool(tc.compiler(), tc.package)
+    need_tool(board.emulator.binary, board.emulator.package)
+    names = sorted(CASES)
+    dirs = [_dir(n) for n in names]
+    per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=1e-4", "atol=1e-4")
+    for name, d, ours in zip(names, dirs, per):
+        _check(ours, opcases.reference(d), f"corstone300/{name}")
