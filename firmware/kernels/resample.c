@@ -92,8 +92,11 @@ static float src_step(int32_t in, int32_t out, bool has_scale, uint64_t sbits) {
   return out > 0 ? (float)in / (float)out : 0.0f;
 }
 
+/* output columns whose sources are computed together (a stack block, no allocation) */
+#define NN_COLS 32
+
 static int32_t nearest_src(int32_t o, int32_t in, float step) {
-  int32_t i = (int32_t)et_floorf((float)o * step);
+  int32_t i = (int32_t)((float)o * step);  /* o * step >= 0: truncation is floor */
   return i < in - 1 ? i : in - 1;
 }
 
@@ -112,18 +115,20 @@ ET_OP("aten::upsample_nearest2d.vec_out", k_aten_upsample_nearest2d_vec_out) {
   bool f32 = u.in->dtype == ET_FLOAT;
   const float *x = (const float *)u.in->data;
   float *y = (float *)u.out->data;
-  et_idx it;
-  et_idx_init(&it, 2, nc);
-  for (size_t p = 0; p < planes; p++) {
-    for (int32_t oy = 0; oy < u.oh; oy++) {
-      ptrdiff_t irow = it.off[1] + nearest_src(oy, u.ih, sh) * is[2], orow = it.off[0] + oy * os[2];
-      for (int32_t ox = 0; ox < u.ow; ox++) {
-        ptrdiff_t si = irow + nearest_src(ox, u.iw, sw) * is[3], di = orow + ox * os[3];
-        if (f32) y[di] = x[si];
-        else et_copy_elem(u.out, di, u.in, si);
+  ptrdiff_t src[NN_COLS];  /* input column offsets of a block of output columns */
+  for (int32_t c0 = 0; c0 < u.ow; c0 += NN_COLS) {
+    int32_t nx = u.ow - c0 < NN_COLS ? u.ow - c0 : NN_COLS;
+    for (int32_t k = 0; k < nx; k++) src[k] = nearest_src(c0 + k, u.iw, sw) * is[3];
+    et_idx it;
+    et_idx_init(&it, 2, nc);
+    for (size_t p = 0; p < planes; p++) {
+      for (int32_t oy = 0; oy < u.oh; oy++) {
+        ptrdiff_t irow = it.off[1] + nearest_src(oy, u.ih, sh) * is[2], orow = it.off[0] + oy * os[2] + c0 * os[3];
+        if (f32) for (int32_t k = 0; k < nx; k++) y[orow + k * os[3]] = x[irow + src[k]];
+        else for (int32_t k = 0; k < nx; k++) et_copy_elem(u.out, orow + k * os[3], u.in, irow + src[k]);
       }
+      et_idx_next(&it, 2, ncst);
     }
-    et_idx_next(&it, 2, ncst);
   }
   return ET_OK;
 }
@@ -131,17 +136,15 @@ ET_OP("aten::upsample_nearest2d.vec_out", k_aten_upsample_nearest2d_vec_out) {
 /* source coordinate of output index o: weights of the two taps i0 and i0 + d (d 0 at the edge) */
 typedef struct { int32_t i0, d; float l0, l1; } tap;
 
-static tap bilinear_tap(int32_t o, int32_t in, int32_t out, bool align, bool has_scale, uint64_t sbits) {
-  float step;
-  float src;
-  if (align) {
-    step = out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
-    src = step * (float)o;
-  } else {
-    step = src_step(in, out, has_scale, sbits);
-    src = step * ((float)o + 0.5f) - 0.5f;
-    if (src < 0.0f) src = 0.0f;
-  }
+/* input-per-output step of one dim for bilinear sampling (align_corners: the corner pixels meet) */
+static float bilinear_step(int32_t in, int32_t out, bool align, bool has_scale, uint64_t sbits) {
+  if (align) return out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+  return src_step(in, out, has_scale, sbits);
+}
+
+static tap bilinear_tap(int32_t o, int32_t in, float step, bool align) {
+  float src = align ? step * (float)o : step * ((float)o + 0.5f) - 0.5f;
+  if (src < 0.0f) src = 0.0f;
   tap t;
   t.i0 = (int32_t)src;
   if (t.i0 > in - 1) t.i0 = in - 1;
@@ -151,6 +154,9 @@ static tap bilinear_tap(int32_t o, int32_t in, int32_t out, bool align, bool has
   t.l0 = 1.0f - t.l1;
   return t;
 }
+
+/* output columns whose taps are computed together (a stack block, no allocation) */
+#define BL_COLS 32
 
 /* upsample_bilinear2d.vec_out(input, SymInt[]? output_size, bool align_corners,
  *   float[]? scale_factors, out) */
@@ -162,27 +168,44 @@ ET_OP("aten::upsample_bilinear2d.vec_out", k_aten_upsample_bilinear2d_vec_out) {
   et_status st = upsample_prep(ctx, args, 3, 4, &u);
   if (st != ET_OK) return st;
   if (!et_dtype_is_float(u.in->dtype)) { ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT; }
+  float sy = bilinear_step(u.ih, u.oh, align, u.has_scale, u.sh_bits);
+  float sx = bilinear_step(u.iw, u.ow, align, u.has_scale, u.sw_bits);
   ptrdiff_t is[ET_MAX_DIMS], os[ET_MAX_DIMS];
   et_tensor_strides(u.in, is);
   et_tensor_strides(u.out, os);
   int32_t nc[2] = {u.in->sizes[0], u.in->sizes[1]};
   ptrdiff_t ncst[2][ET_MAX_DIMS] = {{os[0], os[1]}, {is[0], is[1]}};
   size_t planes = (size_t)nc[0] * (size_t)nc[1];
-  et_idx it;
-  et_idx_init(&it, 2, nc);
-  for (size_t p = 0; p < planes; p++) {
-    for (int32_t oy = 0; oy < u.oh; oy++) {
-      tap ty = bilinear_tap(oy, u.ih, u.oh, align, u.has_scale, u.sh_bits);
-      ptrdiff_t r0 = it.off[1] + ty.i0 * is[2], r1 = r0 + ty.d * is[2];
-      for (int32_t ox = 0; ox < u.ow; ox++) {
-        tap tx = bilinear_tap(ox, u.iw, u.ow, align, u.has_scale, u.sw_bits);
-        ptrdiff_t c0 = tx.i0 * is[3], c1 = c0 + tx.d * is[3];
-        float v = ty.l0 * (tx.l0 * et_load_f(u.in, r0 + c0) + tx.l1 * et_load_f(u.in, r0 + c1)) +
-                  ty.l1 * (tx.l0 * et_load_f(u.in, r1 + c0) + tx.l1 * et_load_f(u.in, r1 + c1));
-        et_store_f(u.out, it.off[0] + oy * os[2] + ox * os[3], v);
+  bool f32 = u.in->dtype == ET_FLOAT;
+  const float *x = (const float *)u.in->data;
+  float *y = (float *)u.out->data;
+  tap tx[BL_COLS];
+  for (int32_t c0 = 0; c0 < u.ow; c0 += BL_COLS) {
+    int32_t nx = u.ow - c0 < BL_COLS ? u.ow - c0 : BL_COLS;
+    for (int32_t k = 0; k < nx; k++) tx[k] = bilinear_tap(c0 + k, u.iw, sx, align);
+    et_idx it;
+    et_idx_init(&it, 2, nc);
+    for (size_t p = 0; p < planes; p++) {
+      for (int32_t oy = 0; oy < u.oh; oy++) {
+        tap ty = bilinear_tap(oy, u.ih, sy, align);
+        ptrdiff_t r0 = it.off[1] + ty.i0 * is[2], r1 = r0 + ty.d * is[2];
+        ptrdiff_t ob = it.off[0] + oy * os[2] + c0 * os[3];
+        for (int32_t k = 0; k < nx; k++) {
+          const tap *t = &tx[k];
+          ptrdiff_t a = t->i0 * is[3], b = a + t->d * is[3];
+          float v00, v01, v10, v11;
+          if (f32) { v00 = x[r0 + a]; v01 = x[r0 + b]; v10 = x[r1 + a]; v11 = x[r1 + b]; }
+          else {
+            v00 = et_load_f(u.in, r0 + a); v01 = et_load_f(u.in, r0 + b);
+            v10 = et_load_f(u.in, r1 + a); v11 = et_load_f(u.in, r1 + b);
+          }
+          float v = ty.l0 * (t->l0 * v00 + t->l1 * v01) + ty.l1 * (t->l0 * v10 + t->l1 * v11);
+          if (f32) y[ob + k * os[3]] = v;
+          else et_store_f(u.out, ob + k * os[3], v);
+        }
       }
+      et_idx_next(&it, 2, ncst);
     }
-    et_idx_next(&it, 2, ncst);
   }
   return ET_OK;
 }

@@ -137,15 +137,23 @@ ET_OP("aten::baddbmm.out", k_aten_baddbmm_out) {
     }
   }
   int32_t K = a->sizes[2];
+  bool f32 = a->dtype == ET_FLOAT && b->dtype == ET_FLOAT && c->dtype == ET_FLOAT && out->dtype == ET_FLOAT;
+  const float *ap = (const float *)a->data, *bp = (const float *)b->data, *cp = (const float *)c->data;
+  float *op = (float *)out->data;
   for (int32_t bi = 0; bi < osz[0]; bi++)
     for (int32_t i = 0; i < osz[1]; i++)
       for (int32_t j = 0; j < osz[2]; j++) {
+        ptrdiff_t ai = bi * as[0] + i * as[1], bj = bi * bs[0] + j * bs[2];
+        ptrdiff_t ci = bi * cs[0] + i * cs[1] + j * cs[2], oi = bi * os[0] + i * os[1] + j * os[2];
         float acc = 0.0f;
-        for (int32_t k = 0; k < K; k++)
-          acc += et_load_f(a, bi * as[0] + i * as[1] + k * as[2]) * et_load_f(b, bi * bs[0] + k * bs[1] + j * bs[2]);
+        if (f32)
+          for (int32_t k = 0; k < K; k++) acc += ap[ai + k * as[2]] * bp[bj + k * bs[1]];
+        else
+          for (int32_t k = 0; k < K; k++) acc += et_load_f(a, ai + k * as[2]) * et_load_f(b, bj + k * bs[1]);
         float v = alpha * acc;
-        if (beta != 0.0f) v += beta * et_load_f(c, bi * cs[0] + i * cs[1] + j * cs[2]);
-        et_store_f(out, bi * os[0] + i * os[1] + j * os[2], v);
+        if (beta != 0.0f) v += beta * (f32 ? cp[ci] : et_load_f(c, ci));
+        if (f32) op[oi] = v;
+        else et_store_f(out, oi, v);
       }
   return ET_OK;
 }
