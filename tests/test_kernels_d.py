@@ -62,6 +62,19 @@ class M(torch.nn.Module):
                 F.interpolate(x, size=(7, 5), mode="bilinear", align_corners=False) * 1.0,
                 F.interpolate(x, size=(7, 5), mode="bilinear", align_corners=True) * 1.0)
 """, [((1, 4, 5, 6), F, "cl")]),
+    # channels_last inputs (the portable kernels refuse some of these: then eager torch is the reference)
+    "dim_order_cl": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.g = torch.nn.GroupNorm(2, 4)
+        with torch.no_grad():
+            self.g.weight.uniform_(0.5, 1.5); self.g.bias.uniform_(-1, 1)
+    def forward(self, x):
+        return (self.g(x) * 1.0, F.pixel_shuffle(x, 2) * 1.0, F.pixel_unshuffle(x, 2) * 1.0, F.elu(x) * 1.0,
+                torch.var(x, dim=1, keepdim=True) * 1.0, F.glu(x, dim=1) * 1.0)
+""", [((2, 4, 4, 6), F, "cl")], {"preserve_ops": ["aten.glu.default", "aten.pixel_shuffle.default",
+                                                   "aten.pixel_unshuffle.default"]}),
     "pixel_shuffle": ("""
 class M(torch.nn.Module):
     def forward(self, x, y, z):
@@ -108,18 +121,21 @@ class M(torch.nn.Module):
     # bool and integer tensors, Tensor and Scalar forms, broadcasting
     "bitwise": ("""
 class M(torch.nn.Module):
-    def forward(self, p, q, i, j, k):
+    def forward(self, p, q, i, j, k, u, c):
         return (p & q, p | q, p ^ q, ~p, i & j, i | j, i ^ j, ~i, i & 12, i | 3, i ^ -1, p & True, p ^ True,
-                k & 5, ~k, j[0] | i, k ^ 7)
-""", [((3, 5), B, "b"), ((3, 5), B, "b"), ((3, 5), I64, "s"), ((3, 5), I64, "s"), ((4,), I32, "s")]),
+                k & 5, ~k, j[0] | i, k ^ 7, ~u, u ^ 200, u | 129, ~c, c & -3,
+                c ^ k[:1].to(torch.int8), p & i, k | p[0, :4])
+""", [((3, 5), B, "b"), ((3, 5), B, "b"), ((3, 5), I64, "s"), ((3, 5), I64, "s"), ((4,), I32, "s"),
+      ((6,), U8, "i"), ((4,), "int8", "s")]),
     # masks broadcasting to self, float / int / bool self, where with scalar self / other
     "masked_where": ("""
 class M(torch.nn.Module):
-    def forward(self, x, m, r, i):
+    def forward(self, x, m, r, i, u):
         return (x.masked_fill(m, -1.5), x.masked_fill(r, float("-inf")), i.masked_fill(m, 7),
                 m.masked_fill(r, True), torch.where(m, x, 0.0), torch.where(m, 2.5, x), torch.where(r, x, x * 2),
-                torch.where(m, i, -3), torch.where(x > 0, x, torch.zeros_like(x)))
-""", [((3, 5), F, "n"), ((3, 5), B, "b"), ((1, 5), B, "b"), ((3, 5), I64, "s")]),
+                torch.where(m, i, -3), torch.where(x > 0, x, torch.zeros_like(x)), u.masked_fill(r[0], 255),
+                torch.where(r, u, 7), torch.where(m[0], 1, 0), torch.where(x < 0, -x, x.to(torch.int32)))
+""", [((3, 5), F, "n"), ((3, 5), B, "b"), ((1, 5), B, "b"), ((3, 5), I64, "s"), ((5,), U8, "i")]),
     # the default export decomposes glu, pixel_(un)shuffle and masked_fill (cases above); a program
     # that keeps them (preserve_ops) calls the kernels themselves
     "preserved": ("""
