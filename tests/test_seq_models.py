@@ -29,6 +29,17 @@ class M(torch.nn.Module):
     def forward(self, x, pad):
         return self.a(x), self.b(x, src_key_padding_mask=pad)
 """, [((2, 5, 16), F, "n"), ((2, 5), B, "b")]),
+    # a two-layer encoder with a causal mask (is_causal: the mask is rebuilt with arange in the program)
+    "transformer_causal": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu", batch_first=True)
+        self.enc = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.register_buffer("mask", torch.nn.Transformer.generate_square_subsequent_mask(5))
+    def forward(self, x):
+        return self.enc(x, mask=self.mask, is_causal=True)
+""", [((2, 5, 16), F, "n")]),
     "mha": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -64,6 +75,14 @@ class M(torch.nn.Module):
     def forward(self, x, h0):
         return self.g(x, h0)
 """, [((6, 2, 8), F, "n"), ((2, 2, 12), F, "u")]),
+    "gru_bidirectional": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.g = torch.nn.GRU(8, 10, batch_first=True, bidirectional=True)
+    def forward(self, x):
+        return self.g(x)
+""", [((2, 6, 8), F, "n")]),
     # framing by a strided conv1d with windowed cos/sin filters, power spectrum, mel filterbank, log
     # with a floor, per-utterance mean removal, DCT-II as a matmul (MFCC); decibels with an 80 dB floor
     # and mean/variance normalisation
