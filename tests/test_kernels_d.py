@@ -22,7 +22,27 @@ CACHE = ROOT / ".cache" / "kernels_d"
 KDIR = ROOT / "firmware" / "kernels"
 F, I64, I32, U8, B = "float32", "int64", "int32", "uint8", "bool"
 
-# name -> (module source (class M), input specs [(shape, dtype, kind)])
+SEG = """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.g = torch.nn.GroupNorm(2, 8)
+        self.b = torch.nn.Conv2d(8, 4, 1)
+        self.c = torch.nn.Conv2d(4, 4, 3, padding=1)
+    def forward(self, x):
+        y = F.relu(self.g(self.a(x)))
+        y = F.interpolate(F.max_pool2d(y, 2), scale_factor=2, mode="nearest")
+        z = F.interpolate(self.b(y), scale_factor=2, mode="bilinear", align_corners=False)
+        return self.c(F.pixel_shuffle(torch.cat([z, z, z, z], 1), 2)), F.elu(z)
+"""
+# cortex_m flow: a program exported from SEG computes output 0 about 1.9 away from the module and
+# from the flow's own edge graph (executorch's Python interpretation of the .pte gives the same
+# numbers as our runtime, bit for bit): the channels_last pixel_shuffle, the pattern of issue 14's
+# shufflenet result, left to that fix
+SEG_CM = SEG.replace("self.c(F.pixel_shuffle(torch.cat([z, z, z, z], 1), 2))", "self.c(z)")
+
+# name -> (module source (class M), input specs [(shape, dtype, kind)][, edge config[, flow]])
 CASES: dict[str, tuple] = {
     # sizes, integer and fractional scale factors (non-square), downsampling, exact .5 source positions
     "upsample_nearest": ("""
@@ -75,6 +95,11 @@ class M(torch.nn.Module):
                 torch.var(x, dim=1, keepdim=True) * 1.0, F.glu(x, dim=1) * 1.0)
 """, [((2, 4, 4, 6), F, "cl")], {"preserve_ops": ["aten.glu.default", "aten.pixel_shuffle.default",
                                                    "aten.pixel_unshuffle.default"]}),
+    # a small segmentation-style head quantized (pt2e; cortex_m): the new kernels between int8 layers
+    "seg_pt2e": (SEG, [((1, 3, 8, 8), F, "n")], None, "pt2e"),
+    # (without the pixel_shuffle: its view/permute decomposition on the flow's channels_last tensors
+    # makes the program itself compute another function than the module, see SEG_CM)
+    "seg_cortex_m": (SEG_CM, [((1, 3, 8, 8), F, "n")], None, "cortex_m"),
     "pixel_shuffle": ("""
 class M(torch.nn.Module):
     def forward(self, x, y, z):
@@ -158,8 +183,8 @@ class M(torch.nn.Module):
 
 
 def _dir(name: str) -> Path:
-    src, specs, *edge = CASES[name]
-    return opcases.case_dir(CACHE, name, src, specs, edge=edge[0] if edge else None)
+    src, specs, edge, flow = (*CASES[name], None, "portable")[:4]
+    return opcases.case_dir(CACHE, name, src, specs, flow=flow, edge=edge)
 
 
 @pytest.mark.build

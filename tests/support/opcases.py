@@ -3,7 +3,8 @@ input specs, a flow; exported into a directory keyed by the content (source, spe
 and executorch versions) with the real executorch runtime's outputs as the reference.
 
     case_dir(cache, name, source, specs, flow="portable", edge=None) -> Path with m.pte, m.bpte,
-        ref.npz (reference outputs), ops.json (operators of forward)
+        ref.npz (reference outputs), ops.json (operators of forward); calibrated (pt2e, cortex_m) on the
+    case's own inputs
     reference(dir) -> [np.ndarray]
 
 edge: EdgeCompileConfig fields, plus "eager_reference": True where the portable kernels and PyTorch
@@ -76,7 +77,7 @@ def case_dir(cache: Path, name: str, source: str, specs, flow: str = "portable",
     eager = edge.pop("eager_reference", False)
     res = exporting.export_model(module, ex, d, "m", flow=flow, case_inputs=[ex], calibration=[ex],
                                  edge_config=_edge(edge))
-    ref = None if eager else _runtime_reference(res.pte, ex, d)
+    ref = None if eager else _runtime_reference(res.pte, ex, d, flow)
     if ref is None:  # PyTorch's own outputs (the bundled expectation)
         ref = [np.asarray(a) for a in oracle.bundled_cases(res.bpte)["forward"][0][1]]
         (d / "ref_is_eager.txt").write_text("eager_reference" if eager else "the reference runtime refused")
@@ -85,12 +86,15 @@ def case_dir(cache: Path, name: str, source: str, specs, flow: str = "portable",
     return d
 
 
-def _runtime_reference(pte, ex, d: Path):
-    """The real executorch runtime's outputs, or None where its portable kernels refuse the program
-    (some layouts, channels_last for instance)"""
+def _runtime_reference(pte, ex, d: Path, flow: str):
+    """The real executorch runtime's outputs (cortex_m programs: executorch's Python reference ops),
+    or None where its portable kernels refuse the program (some layouts, channels_last for instance)"""
     from etdeploy import oracle
+    feed = [np.ascontiguousarray(t.numpy()) for t in ex]
+    if flow == "cortex_m":
+        return oracle.run_cortex_m_reference(pte, feed)
     try:
-        return oracle.run_reference(pte, [np.ascontiguousarray(t.numpy()) for t in ex])
+        return oracle.run_reference(pte, feed)
     except oracle.OracleError as e:
         (d / "runtime_refused.txt").write_text(str(e))
         return None
