@@ -183,7 +183,9 @@ class M(torch.nn.Module):
 
 
 def _dir(name: str) -> Path:
-    src, specs, edge, flow = (*CASES[name], None, "portable")[:4]
+    src, specs, *rest = CASES[name]
+    edge = rest[0] if rest else None
+    flow = rest[1] if len(rest) > 1 else "portable"
     return opcases.case_dir(CACHE, name, src, specs, flow=flow, edge=edge)
 
 
