@@ -18,7 +18,8 @@ CACHE = ROOT / ".cache" / "seq_models"
 F, B = "float32", "bool"
 
 MODELS: dict[str, tuple] = {
-    # post-norm layer (relu) and a pre-norm gelu layer with a key padding mask
+    # post-norm layer (relu), a pre-norm gelu layer with a key padding mask, a two-layer encoder with a
+    # causal mask (is_causal: the program rebuilds the mask with arange)
     "transformer": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -26,20 +27,12 @@ class M(torch.nn.Module):
         self.a = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
         self.b = torch.nn.TransformerEncoderLayer(16, 4, 24, dropout=0.0, activation="gelu", batch_first=True,
                                                   norm_first=True)
-    def forward(self, x, pad):
-        return self.a(x), self.b(x, src_key_padding_mask=pad)
-""", [((2, 5, 16), F, "n"), ((2, 5), B, "b")]),
-    # a two-layer encoder with a causal mask (is_causal: the mask is rebuilt with arange in the program)
-    "transformer_causal": ("""
-class M(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
         layer = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu", batch_first=True)
         self.enc = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
         self.register_buffer("mask", torch.nn.Transformer.generate_square_subsequent_mask(5))
-    def forward(self, x):
-        return self.enc(x, mask=self.mask, is_causal=True)
-""", [((2, 5, 16), F, "n")]),
+    def forward(self, x, pad):
+        return self.a(x), self.b(x, src_key_padding_mask=pad), self.enc(x, mask=self.mask, is_causal=True)
+""", [((2, 5, 16), F, "n"), ((2, 5), B, "b")]),
     "mha": ("""
 class M(torch.nn.Module):
     def __init__(self):
