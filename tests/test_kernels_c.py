@@ -94,6 +94,12 @@ class M(torch.nn.Module):
                 torch.as_strided(x, (2, 3), (5, 1), 4), torch.gather(y, 1, torch.zeros(1, 2, 6, 5, dtype=torch.long)),
                 (y > 0).any(1))
 """, [((1, 3, 6, 5), F, "cl")], False, {"preserve_ops": ["aten.roll.default"]}),
+    # indices straight from the inputs: test_index_out_of_range feeds bad ones
+    "index_inputs": ("portable", """
+class M(torch.nn.Module):
+    def forward(self, x, j, g):
+        return x[j], torch.gather(x, 1, g), torch.index_select(x, 0, j[0])
+""", [((5, 4), F, "n"), ((2, 3), I64, "small"), ((5, 2), I64, "small")], True, None),
 }
 
 
@@ -154,6 +160,29 @@ def test_kernel_case(name):
         assert_close(ours, ref, name)
         for k, (o, r) in enumerate(zip(ours, ref)):
             assert np.asarray(o).dtype == r.dtype, f"{name}[{k}]: dtype {np.asarray(o).dtype} vs {r.dtype}"
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("which,bad", [("index", 5), ("index", -6), ("gather", 4), ("index_select", 7)])
+def test_index_out_of_range(which, bad):
+    """A bad index stops the method with the kernel's named error, before any read past the tensor
+    (the host build runs under AddressSanitizer, which would also catch such a read)."""
+    from etdeploy import errors
+    from support.hostrun import run_host
+    name = "index_inputs"
+    d = kernelcase.export_case(CACHE, name, CASES[name])
+    x, j, g = kernelcase.inputs(name, CASES[name])
+    _exact(run_host(d / "m.pte", inputs=[x, j, g]), kernelcase.reference(d), "valid indices")
+    if which == "index":
+        j = j.copy(); j[1, 2] = bad
+    elif which == "gather":
+        g = g.copy(); g[3, 1] = bad
+    else:
+        j = j.copy(); j[0, 1] = bad
+    with pytest.raises(errors.RunError) as e:
+        run_host(d / "m.pte", inputs=[x, j, g])
+    op = {"index": "aten::index.Tensor_out", "gather": "aten::gather.out", "index_select": "aten::index_select.out"}[which]
+    assert "invalid argument at method 0" in str(e.value) and f"operator {op} " in str(e.value), str(e.value)
 
 
 REQUIRED_OPS = {

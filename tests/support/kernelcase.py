@@ -7,7 +7,7 @@ under .cache/<cache>/, so a test run re-exports only what changed.
     d = export_case(cache_dir, name, case) -> dir with m.pte, m.bpte, ref.npz, ops.json
     reference(d) -> [np.ndarray, ...]
 
-Input kinds: n normal, u uniform [-1, 1), i ints in [0, 10), ties small integers (-3..3) as the
+Input kinds: n normal, u uniform [-1, 1), i ints in [0, 10), small ints in [0, 4), ties small integers (-3..3) as the
 dtype, b bools, special (ties, NaN, +-inf), cl normal channels_last (4-d)."""
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ def inputs(name: str, case) -> list[np.ndarray]:
             a = rng.standard_normal(shape)
         elif kind == "i":
             a = rng.integers(0, 10, shape)
+        elif kind == "small":
+            a = rng.integers(0, 4, shape)
         elif kind == "ties":
             a = rng.integers(-3, 4, shape)
         elif kind == "b":
