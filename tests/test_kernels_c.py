@@ -94,6 +94,15 @@ class M(torch.nn.Module):
                 torch.as_strided(x, (2, 3), (5, 1), 4), torch.gather(y, 1, torch.zeros(1, 2, 6, 5, dtype=torch.long)),
                 (y > 0).any(1))
 """, [((1, 3, 6, 5), F, "cl")], False, {"preserve_ops": ["aten.roll.default"]}),
+    # nn.TransformerEncoderLayer as a model has it: its fast-path checks export to any.out
+    "transformer_layer": ("portable", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = torch.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, dropout=0.0)
+    def forward(self, x):
+        return self.t(x)
+""", [((2, 5, 8), F, "n")], False, None),
     # indices straight from the inputs: test_index_out_of_range feeds bad ones
     "index_inputs": ("portable", """
 class M(torch.nn.Module):
