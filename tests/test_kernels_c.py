@@ -247,3 +247,36 @@ def test_cross_compile_clean(target, tmp_path):
             assert not dbl, f"{target} {f} needs double helpers {dbl}"
             libm = [s for s in und if s.rstrip("f") in ("exp", "sqrt", "log", "floor", "ceil", "round", "lrint")]
             assert not libm, f"{target} {f} calls libm {libm}"
+
+
+def _require_board(name):
+    from conftest import need_tool
+    from etdeploy import config
+    b = config.load_board(name)
+    tc = config.board_toolchain(b, require=False)
+    if tc.locate() is None:
+        need_tool(tc.compiler(), tc.package)
+    if b.emulator and b.emulator.binary:
+        need_tool(b.emulator.binary, b.emulator.package)
+
+
+@pytest.mark.emu
+@pytest.mark.parametrize("board", ["corstone300", "mps2-an386"])
+def test_cases_on_boards(board):
+    """Every case in one image on the Cortex-M55 (Helium build) and the Cortex-M4 under QEMU, each
+    program's bundled case, against the same references as on the host."""
+    from support.boardrun import outputs_per_program
+    _require_board(board)
+    names = sorted(CASES)
+    dirs = [kernelcase.export_case(CACHE, n, CASES[n]) for n in names]
+    # topk's ties may differ from eager torch's expected outputs: the comparison on the board is
+    # loose, the checks here are not
+    per = outputs_per_program(board, [d / "m.bpte" for d in dirs], "rtol=1e3", "atol=1e3")
+    for name, d, ours in zip(names, dirs, per):
+        ref = kernelcase.reference(d)
+        ours = _scalars_as_0d(ours, ref)
+        ours, ref = _check_topk_ties(name, ours, ref, kernelcase.inputs(name, CASES[name]))
+        if CASES[name][3]:
+            _exact(ours, ref, f"{board}/{name}")
+        else:
+            assert_close(ours, ref, f"{board}/{name}")
