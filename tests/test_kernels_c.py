@@ -37,6 +37,12 @@ class M(torch.nn.Module):
                 torch.argmax(z, -1), torch.argmin(z, 1), torch.max(z, 2)[1], zmn, zmni,
                 torch.argmin(y, keepdim=True))
 """, [((3, 5, 4), F, "ties"), ((4, 6), I64, "ties"), ((2, 3, 5), F, "special")], True, None),
+    # max()/min() of a whole tensor, kept whole (the default decomposition makes them amax/amin)
+    "whole_maxmin": ("portable", """
+class M(torch.nn.Module):
+    def forward(self, x, k):
+        return torch.max(x), torch.min(x), torch.max(k), torch.min(k[1:])
+""", [((3, 4), F, "special"), ((3, 5), I64, "ties")], True, {"preserve_ops": ["aten.max.default", "aten.min.default"]}),
     # ties, smallest, k = 1 and k = the whole dim, a middle dim, int64 values
     "topk": ("portable", """
 class M(torch.nn.Module):
@@ -198,7 +204,7 @@ REQUIRED_OPS = {
     "aten::as_strided_copy.out", "aten::any.out", "aten::any.dims_out", "aten::any.all_out",
     "aten::index.Tensor_out", "aten::gather.out", "aten::index_select.out", "aten::argmax.out", "aten::argmin.out",
     "aten::topk.values", "aten::cumsum.out", "aten::max.dim_max", "aten::min.dim_min", "aten::flip.out",
-    "aten::roll.out", "aten::repeat.out", "aten::arange.start_out",
+    "aten::roll.out", "aten::repeat.out", "aten::arange.start_out", "aten::max.unary_out", "aten::min.unary_out",
 }
 
 
