@@ -100,6 +100,21 @@ class M(torch.nn.Module):
                 torch.as_strided(x, (2, 3), (5, 1), 4), torch.gather(y, 1, torch.zeros(1, 2, 6, 5, dtype=torch.long)),
                 (y > 0).any(1))
 """, [((1, 3, 6, 5), F, "cl")], False, {"preserve_ops": ["aten.roll.default"]}),
+    # in-place slice and select assignments (swin's shifted-window mask), scalar tensors
+    "assign": ("portable", """
+class M(torch.nn.Module):
+    def forward(self, x, y):
+        z = x.clone()
+        z[:, 1:3] = y[:, :2]
+        w = x.clone()
+        w[:, -1] = y[:, 0, :1]
+        m = torch.zeros(4, 6)
+        for i, (a, b) in enumerate(((0, 2), (2, 4))):
+            m[a:b, ::2] = float(i + 1)
+        s = torch.scalar_tensor(2.5) + x[0, 0, 0]
+        return (z, w, m + x[0, :, :6], torch.slice_scatter(x, y[:, :, :3], 2, -5, None, 2),
+                torch.select_scatter(x, y[:, 0], 1, -2), s, torch.slice_scatter(x, y[:, :0], 1, 4, 2))
+""", [((2, 4, 7), F, "n"), ((2, 4, 7), F, "n")], False, {"preserve_ops": ["aten.select_scatter.default"]}),
     # nn.TransformerEncoderLayer as a model has it: its fast-path checks export to any.out
     "transformer_layer": ("portable", """
 class M(torch.nn.Module):
@@ -205,6 +220,7 @@ REQUIRED_OPS = {
     "aten::index.Tensor_out", "aten::gather.out", "aten::index_select.out", "aten::argmax.out", "aten::argmin.out",
     "aten::topk.values", "aten::cumsum.out", "aten::max.dim_max", "aten::min.dim_min", "aten::flip.out",
     "aten::roll.out", "aten::repeat.out", "aten::arange.start_out", "aten::max.unary_out", "aten::min.unary_out",
+    "aten::slice_scatter.out", "aten::select_scatter.out", "aten::copy.out", "aten::scalar_tensor.out",
 }
 
 
@@ -230,7 +246,7 @@ TARGETS = {
     "aarch64": ["aarch64-linux-gnu-gcc", "-O2"],
     "host": ["gcc", "-O2"],
 }
-MY_FILES = ["argreduce.c", "index.c", "reorder.c", "scan.c"]
+MY_FILES = ["argreduce.c", "index.c", "reorder.c", "scan.c", "assign.c"]
 
 
 @pytest.mark.build
