@@ -1,10 +1,12 @@
-"""Kernels C (index.c, reorder.c, argreduce.c, scan.c: the operators real torchvision and
-transformer models export to) on the host build of our runtime, against the real executorch
-runtime. Each case module groups several operators (one export each, cached by content under
-.cache/kernels_c). Cases marked exact hold only copied values and indices: bit for bit, NaN
-included; the others follow tests/support/compare.py. Also: the new files cross-compile
-warning-free for every board's CPU and need no double or libm helpers, and an out-of-range index
-fails with a named error instead of reading past the tensor."""
+"""Kernels C (index.c, reorder.c, argreduce.c, scan.c, assign.c: the operators real torchvision
+and transformer models export to) on the host build of our runtime, against the real executorch
+runtime (eager torch where its kernels refuse a case: mixed dim orders, roll without dims). Each
+case module groups several operators (one export each, cached by content under .cache/kernels_c).
+Cases marked exact hold only copied values and indices: bit for bit, NaN included; the others
+follow tests/support/compare.py; topk's tied indices are checked by what they point at. Also: the
+new files cross-compile warning-free for every board's CPU and need no double or libm helpers, an
+out-of-range index fails with a named error instead of reading past the tensor, and every case
+runs on corstone300 and mps2-an386 under QEMU."""
 from __future__ import annotations
 
 import shutil
