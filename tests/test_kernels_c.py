@@ -102,6 +102,17 @@ class M(torch.nn.Module):
                 torch.as_strided(x, (2, 3), (5, 1), 4), torch.gather(y, 1, torch.zeros(1, 2, 6, 5, dtype=torch.long)),
                 (y > 0).any(1))
 """, [((1, 3, 6, 5), F, "cl")], False, {"preserve_ops": ["aten.roll.default"]}),
+    # zero-size dims (a slice [3:3]), k = 0, length-1 lines
+    "empty": ("portable", """
+class M(torch.nn.Module):
+    def forward(self, x, k):
+        e = x[:, 3:3]
+        ke = k[:, 2:2]
+        return (torch.cumsum(e, 1), torch.flip(e, [1, 2]), e.any(1), (e > 0).all(1), torch.argmax(e, 2),
+                torch.topk(x, 0, dim=1)[0], e.repeat(2, 1, 1), torch.max(e, -1)[1], x[:, :, :1].cumsum(2),
+                torch.argmin(x[:, :1, :1], 2), torch.cumsum(ke, 1), ke.any(-1), torch.topk(x[:, :1], 1, dim=1)[1],
+                torch.gather(x, 1, k[:, :0, None].expand(3, 0, 5)))
+""", [((3, 4, 5), F, "n"), ((3, 4), I64, "small")], True, None),
     # in-place slice and select assignments (swin's shifted-window mask), scalar tensors
     "assign": ("portable", """
 class M(torch.nn.Module):
