@@ -27,7 +27,7 @@ FLOWS_BY_NAMESPACE = {
 def register(sub):
     p = sub.add_parser("kernels", help=HELP, description=HELP + ". " + __doc__.split("\n\n")[1].replace("\n", " "))
     p.add_argument("programs", nargs="*", metavar="PROGRAM", help=".pte/.bpte files to check against the catalogue")
-    p.add_argument("--board", help="only the operators whose flows target this board (`etdeploy boards`)")
+    p.add_argument("--board", help="list only the operators whose flows target this board (`etdeploy boards`); programs are checked against the whole catalogue, as bake does")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=main)
     return p
