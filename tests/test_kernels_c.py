@@ -62,7 +62,7 @@ class M(torch.nn.Module):
         m = x > 0.5
         return (m.any(dim=1), m.any(dim=-1, keepdim=True), torch.any(m, dim=(0, 2)), m.any(), m.all(dim=0),
                 m.all(), torch.all(m, dim=(-1,), keepdim=True), b.any(-1), b.all(dim=1, keepdim=True),
-                k.any(0), k.all(1), (x * 0).any(), x.any(-1))
+                k.any(0), k.all(1), (x * 0).any(), x.any(-1), torch.any(m, dim=()), torch.any(m, dim=None))
 """, [((3, 4, 5), F, "n"), ((3, 4), B, "b"), ((4, 5), I64, "ties")], True, None),
     # buffers and inputs as indices, negative ones, int32 ones, adjacent (middle) and split index dims
     "index_gather": ("portable", """

@@ -221,7 +221,8 @@ static et_status any_all_dims(et_kctx *ctx, et_value *const *args, uint32_t narg
   et_tensor *in, *out;
   ET_ARG_T(0, &in); ET_ARG_T(3, &out);
   uint32_t mask;
-  if (!et_dims_mask(args[1], in->ndim, true, &mask)) ET_FAIL(1, ET_ERR_INVALID_ARGUMENT);
+  /* dims=None reduces every dim, dims=[] none (unlike sum's empty list) */
+  if (!et_dims_mask(args[1], in->ndim, false, &mask)) ET_FAIL(1, ET_ERR_INVALID_ARGUMENT);
   return any_all(ctx, in, out, 3, mask, et_arg_bool(args[2], false), is_any);
 }
 
