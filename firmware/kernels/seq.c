@@ -78,23 +78,6 @@ ET_OP("aten::log10.out", k_aten_log10_out) {
   return ET_OK;
 }
 
-/* scalar_tensor.out(Scalar s, *, out): a 0-d tensor holding s in out's dtype */
-ET_OP("aten::scalar_tensor.out", k_aten_scalar_tensor_out) {
-  ET_CHECK_ARGS(2);
-  const et_value *v = args[0];
-  if (!v || (v->tag != ET_TAG_INT && v->tag != ET_TAG_DOUBLE && v->tag != ET_TAG_BOOL)) {
-    ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT;
-  }
-  et_tensor *out;
-  et_status st;
-  if ((st = et_arg_tensor(ctx, args, 1, &out)) != ET_OK) return st;
-  if ((st = et_resize(out, 0, NULL)) != ET_OK) { ctx->err_detail = 1; return st; }
-  if (et_dtype_is_float(out->dtype)) et_store_f(out, 0, et_value_as_float(v));
-  else if (v->tag == ET_TAG_DOUBLE) { ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT; }
-  else et_store_i(out, 0, v->tag == ET_TAG_BOOL ? (int64_t)v->u.b : v->u.i);
-  return ET_OK;
-}
-
 /* baddbmm.out(self, batch1, batch2, *, Scalar beta=1, Scalar alpha=1, out):
  * beta * self + alpha * (batch1 @ batch2), self broadcast to [B, M, N]; beta 0 ignores self (NaN too) */
 ET_OP("aten::baddbmm.out", k_aten_baddbmm_out) {
