@@ -268,6 +268,11 @@ def _to_executorch(edge, flow: str):
     if flow == "pt2e":
         import executorch.kernels.quantized  # noqa: F401
     config = ExecutorchBackendConfig(extract_delegate_segments=False) if flow == "ethos_u" else None
+    from .view_layout import contiguous_view_bases
+    n = contiguous_view_bases(edge)
+    if n:
+        _say(f"{n} view(s) of a channels_last tensor get a copy to the contiguous order first "
+             f"(executorch would alias them with the wrong layout)")
     with _Step("to_executorch (memory planning, emit)"):
         return edge.to_executorch(config) if config else edge.to_executorch()
 
