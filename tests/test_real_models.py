@@ -196,3 +196,16 @@ def test_float_bundles_pass(board):
 @pytest.mark.parametrize("board", ["corstone300", "host"])
 def test_int8_bundles_pass(board):
     _run_all(board, INT8_PROGRAMS)
+
+
+@pytest.mark.build
+def test_nchw_input_feeds_the_channels_last_int8_program():
+    """An input given in NCHW (as `etdeploy run --input x.npy` sends it) reaches the program whose
+    input the flow made channels_last: laid out by the host side, the outputs are the expected ones."""
+    from etdeploy import oracle
+    from support.hostrun import run_host
+    e = export("resnet8", "cortex_m")
+    assert read_program(e["pte"]).methods[0].inputs[0].dim_order == (0, 2, 3, 1)
+    ins, exp = oracle.bundled_cases(e["bpte"])["forward"][1]
+    assert ins[0].shape[1] == 3 and ins[0].flags["C_CONTIGUOUS"]            # NCHW, three channels
+    assert_close(run_host(e["pte"], inputs=[ins[0]]), exp, "resnet8/cortex_m with an NCHW input")
