@@ -209,3 +209,17 @@ def test_nchw_input_feeds_the_channels_last_int8_program():
     ins, exp = oracle.bundled_cases(e["bpte"])["forward"][1]
     assert ins[0].shape[1] == 3 and ins[0].flags["C_CONTIGUOUS"]            # NCHW, three channels
     assert_close(run_host(e["pte"], inputs=[ins[0]]), exp, "resnet8/cortex_m with an NCHW input")
+
+
+def test_export_failure_is_one_line_naming_the_model_and_the_way_out(tmp_path):
+    import torch
+    from etdeploy import exporting
+
+    class DataDependent(torch.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.sum() > 0 else x - 1          # torch.export cannot trace this branch
+
+    with pytest.raises(exporting.ExportError) as e:
+        exporting.export_model(DataDependent(), (torch.randn(1, 3, 4, 4),), tmp_path, "branchy", "cortex_m")
+    msg = str(e.value)
+    assert "\n" not in msg and "'branchy'" in msg and "way out: export it in float" in msg, msg
