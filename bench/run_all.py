@@ -16,7 +16,7 @@ from dataclasses import asdict
 
 from common import WORK, print_table
 
-ORDER = ["build_speed", "size", "e2e", "link_bytes", "mcu_work", "m4_int8", "host_speed"]
+ORDER = ["build_speed", "size", "e2e", "link_bytes", "mcu_work", "m4_int8", "host_speed", "real_models"]
 
 
 def main() -> int:

@@ -108,6 +108,8 @@ def test_cpu_flow_exports_bakes_and_runs_on_corstone300_qemu(tmp_path, flow):
     need_tool("qemu-system-arm", "qemu-system-arm")
     out = _export(tmp_path, "corstone300", "--flow", flow, *(["--quantize"] if flow != "portable" else []))
     assert f"flow      {flow}" in out
+    # the MAC table: the MLP's linears run in int8 only in the cortex_m flow (pt2e dequantizes around them)
+    assert ("MACs in int8" in out) and (("100.0% in int8" in out) == (flow == "cortex_m")), out
     bpte = tmp_path / "MnistMLP.bpte"
     assert bpte.exists() and (tmp_path / "MnistMLP.etrecord").exists()
     r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "board=corstone300", f"pte={bpte}", "run=1",

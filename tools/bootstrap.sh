@@ -36,7 +36,7 @@ if ((${#missing[@]})); then
 fi
 
 stamp="$VENV/.etdeploy-stamp"
-want="$(cat "$ROOT/requirements.txt" "$ROOT/requirements-ml.txt" "$ROOT/requirements-arm.txt" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
+want="$(cat "$ROOT/requirements.txt" "$ROOT/requirements-ml.txt" "$ROOT/requirements-arm.txt" "$ROOT/requirements-vision.txt" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
 fi
@@ -53,6 +53,8 @@ pip install torch==2.13.0
 pip install -r "$ROOT/requirements-ml.txt"
 log "installing the Arm export tools (Vela, TOSA) for the Ethos-U flow"
 pip install -r "$ROOT/requirements-arm.txt"
+log "installing torchvision's model definitions (real-model tests), without its dependencies"
+pip install --no-deps -r "$ROOT/requirements-vision.txt"
 pip install --no-deps -e "$ROOT"
 echo "$want" > "$stamp"
 log "ready: $VENV"

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .exporting import FLOWS, ExportError
 
-STAMP_VERSION = 1
+STAMP_VERSION = 2      # 2: the cortex_m flow lays 4-d models out channels_last
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,9 @@ class ExportResult:
     operators: dict[str, list[str]] = field(default_factory=dict)
     delegates: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    kept_float: dict[str, str] = field(default_factory=dict)   # operator -> why it stayed in float
+    channels_last: bool = False        # the flow put the model and its 4-d inputs in channels_last
+    macs: object = None                # program_macs.MacSummary of the forward method
 
 
 def _say(msg: str) -> None:
@@ -154,20 +157,28 @@ def _lower_pt2e(module, example_inputs, calibration):
     return edge, None
 
 
-def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55"):
+class _KeepInFloat(Exception):
+    """The quantized reference failed in one operator: re-export with it in float."""
+
+    def __init__(self, op: str, why: str):
+        super().__init__(f"{op}: {why}")
+        self.op, self.why = op, why
+
+
+def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55", keep_float=frozenset()):
     # import order matters: the passes package registers the cortex_m:: ops (and their Python
     # reference implementations) before its own modules look them up
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
-    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
     from executorch.devtools.etrecord import ETRecord
     from executorch.exir import EdgeProgramManager, to_edge
+    from . import cortex_m_export
     cpu_key = cpu.upper().replace("CORTEX-", "").replace("+", "PLUS")
     if cpu_key not in CortexM.__members__:
         raise ExportError(f"the cortex_m flow has no target config for cpu '{cpu}' "
                           f"(known: {', '.join(CortexM.__members__)})")
-    ep = _calibrate_quantize(module, example_inputs, CortexMQuantizer(), calibration)
+    ep = _calibrate_quantize(module, example_inputs, cortex_m_export.make_quantizer(set(keep_float)), calibration)
     config = cortex_m_edge_compile_config()
     edge = to_edge(ep, compile_config=config)
     with _Step("Cortex-M passes"):
@@ -179,7 +190,27 @@ def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55"):
     etrecord.add_edge_dialect_program(copy.deepcopy(edge))
     # The Python reference of cortex_m:: ops: run the transformed edge graph itself.
     reference = copy.deepcopy(edge.exported_program()).module()
-    return edge, (etrecord, reference)
+    failed, outputs = cortex_m_export.failing_operator(reference, example_inputs)
+    if failed is not None:
+        raise _KeepInFloat(*failed)
+    return edge, (etrecord, _Reference(reference, example_inputs, outputs))
+
+
+class _Reference:
+    """The reference graph, remembering its outputs for the example inputs (the check run above):
+    the reference ops are slow in Python, and the first test case is usually the example."""
+
+    def __init__(self, graph, example_inputs, outputs):
+        self.graph, self.example, self.outputs = graph, example_inputs, outputs
+
+    def __call__(self, *inputs):
+        import torch
+        if len(inputs) == len(self.example) and all(
+                type(a) is type(b) and (not isinstance(a, torch.Tensor) or (
+                    a.shape == b.shape and a.dtype == b.dtype and a.stride() == b.stride() and torch.equal(a, b)))
+                for a, b in zip(inputs, self.example)):
+            return self.outputs
+        return self.graph(*inputs)
 
 
 def _check_arm_packages() -> None:
@@ -236,6 +267,11 @@ def _to_executorch(edge, flow: str):
     if flow == "pt2e":
         import executorch.kernels.quantized  # noqa: F401
     config = ExecutorchBackendConfig(extract_delegate_segments=False) if flow == "ethos_u" else None
+    from .view_layout import contiguous_view_bases
+    n = contiguous_view_bases(edge)
+    if n:
+        _say(f"{n} view(s) of a channels_last tensor get a copy to the contiguous order first "
+             f"(executorch would alias them with the wrong layout)")
     with _Step("to_executorch (memory planning, emit)"):
         return edge.to_executorch(config) if config else edge.to_executorch()
 
@@ -284,26 +320,48 @@ def export_model(module, example_inputs: tuple, out_dir: Path | str, name: str, 
     if calibration is None:
         calibration = [tuple(example_inputs)] + case_inputs
     _say(f"{name}: flow {flow}")
-    try:
-        with _Step(f"{name}: export + lower"):
-            if flow == "portable":
-                edge, extra = _lower_portable(module, tuple(example_inputs), calibration, edge_config)
-            elif flow == "ethos_u":
-                edge, extra = _lower_ethos_u(module, tuple(example_inputs), calibration, npu)
-            elif flow == "cortex_m":
-                edge, extra = _lower_cortex_m(module, tuple(example_inputs), calibration, cpu or "M55")
-            else:
-                edge, extra = _LOWER[flow](module, tuple(example_inputs), calibration)
-        et_prog = _to_executorch(edge, flow)
-    except EtdeployError:
-        raise
-    except Exception as e:  # executorch raises a zoo of types; name the model and the flow
-        raise ExportError(f"exporting '{name}' with flow '{flow}' failed: {type(e).__name__}: {e}") from e
+    channels_last = False
+    if flow == "cortex_m":
+        from . import cortex_m_export
+        if cortex_m_export.is_4d_inputs(example_inputs):
+            # CortexMQuantizer lowers convolutions only in channels_last; the program's 4-d inputs
+            # take dim order (0, 2, 3, 1), which the host side and the bundle lay out
+            module, example_inputs, calibration, case_inputs = cortex_m_export.to_channels_last(
+                module, tuple(example_inputs), calibration, case_inputs)
+            channels_last = True
+            _say(f"{name}: model and 4-d inputs in channels_last (int8 convolutions need it)")
+    kept: dict[str, str] = {}
+    while True:
+        try:
+            with _Step(f"{name}: export + lower"):
+                if flow == "portable":
+                    edge, extra = _lower_portable(module, tuple(example_inputs), calibration, edge_config)
+                elif flow == "ethos_u":
+                    edge, extra = _lower_ethos_u(module, tuple(example_inputs), calibration, npu)
+                elif flow == "cortex_m":
+                    edge, extra = _lower_cortex_m(module, tuple(example_inputs), calibration, cpu or "M55",
+                                                  frozenset(kept))
+                else:
+                    edge, extra = _LOWER[flow](module, tuple(example_inputs), calibration)
+            et_prog = _to_executorch(edge, flow)
+            break
+        except EtdeployError:
+            raise
+        except _KeepInFloat as k:
+            if k.op in kept or k.op == "?" or len(kept) >= 8:
+                raise ExportError(_one_line(name, flow, f"the quantized {k.op} fails: {k.why}")) from None
+            kept[k.op] = k.why
+            _say(f"{name}: the quantized reference fails in {k.op} ({k.why}): keeping {k.op} in float")
+        except Exception as e:  # executorch raises a zoo of types; name the model and the flow
+            raise ExportError(_one_line(name, flow, f"{type(e).__name__}: {e}")) from e
 
     pte = out_dir / f"{name}.pte"
     pte.write_bytes(et_prog.buffer)
     ops, delegates = program_operators(et_prog.buffer)
-    res = ExportResult(name, flow, pte, operators=ops, delegates=delegates)
+    from . import program_macs
+    res = ExportResult(name, flow, pte, operators=ops, delegates=delegates, kept_float=kept,
+                       channels_last=channels_last,
+                       macs=program_macs.summary(program_macs.layers(et_prog.buffer)))
 
     if flow == "cortex_m":
         etrecord, reference = extra
@@ -329,6 +387,20 @@ def export_model(module, example_inputs: tuple, out_dir: Path | str, name: str, 
     etrecord.save(str(res.etrecord))
     res.seconds = time.monotonic() - t0
     return res
+
+
+WAY_OUT = {"portable": "check the module exports with torch.export.export(module, inputs)",
+           "pt2e": "export it in float (no --quantize) or with --flow cortex_m",
+           "cortex_m": "export it in float (no --quantize) or with --flow pt2e",
+           "ethos_u": "export it with --flow cortex_m (CPU int8) or in float (no --quantize)"}
+
+
+def _one_line(name: str, flow: str, what: str) -> str:
+    """One line: the module, the flow, the first line of the cause, the way out."""
+    first = (what.strip().splitlines() or [""])[0]
+    if len(first) > 240:
+        first = first[:237] + "..."
+    return f"exporting '{name}' with flow '{flow}' failed: {first}; way out: {WAY_OUT.get(flow, '')}"
 
 
 def _expected(flow: str, module, reference, pte: Path, inputs: tuple) -> list:

@@ -53,6 +53,16 @@ def main(args) -> int:
     print(f"etrecord  {res.etrecord}")
     for m, ops in res.operators.items():
         print(f"operators {m}: {', '.join(ops) or '(none)'}")
+    if res.channels_last:
+        print("layout    model and 4-d inputs put in channels_last (int8 convolutions); inputs given in NCHW "
+              "are laid out by the program's dim order")
+    if res.macs is not None and res.macs.total:
+        from ..program_macs import format_table
+        print(f"MACs      {res.macs.total:,} per inference, {100 * res.macs.int8_share:.1f}% in int8")
+        print(format_table(res.macs, res.kept_float))
+    elif res.kept_float:
+        for op, why in res.kept_float.items():
+            print(f"kept in float: {op} ({why})")
     if res.delegates:
         print(f"delegates {', '.join(res.delegates)}")
         if "EthosUBackend" in res.delegates:

@@ -1,0 +1,175 @@
+"""Real networks on microcontrollers, side by side in one run: MLPerf Tiny DS-CNN, ResNet-8, FC
+autoencoder, MobileNetV1-0.25 VWW and torchvision mobilenet_v2 0.35 at 96x96 (tests/realmodels,
+full size, random weights), exported from plain NCHW modules as a user would: float (portable) and
+int8 (cortex_m flow, for the M55 and for the M4).
+
+Per model and variant (M55 f32 and int8 on corstone300, M4 int8 on mps2-an386, QEMU -icount): MACs,
+instructions per inference (METHOD record of an image without profiling) and per MAC, a per-layer-kind
+breakdown (pointwise, KxK conv, depthwise, linear, other: ETDump events of an etdump=1 image), RAM
+(planned arenas + method pool) and flash (every loaded section: code + model). Goals (issue 15):
+M55 int8 <= 0.5 instructions/MAC whole model, pointwise <= 0.25, 3x3 depthwise <= 0.6, int8 >= 3x
+fewer instructions than f32, M55 f32 <= 1.5, M4 int8 <= 2.5.
+
+    .venv/bin/python bench/real_models.py [--models ds_cnn,resnet8] [--variants m55_int8,m55_f32,m4_int8]
+Exports are cached by content under .cache/bench/realmodels (model sources, export code, package
+versions): a re-run after kernel work only rebuilds and runs."""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata as md
+import json
+import sys
+from pathlib import Path
+
+from common import ROOT, WORK, Row, info, print_table, row, save, scons
+from mcu_work import exec_ticks, per_instruction_ticks
+
+MODELS = ["ds_cnn", "resnet8", "fc_autoencoder", "mobilenet_v1_vww", "mobilenet_v2_035"]
+# variant -> (flow, cpu for the cortex_m target config, board)
+VARIANTS = {"m55_int8": ("cortex_m", "M55", "corstone300"), "m55_f32": ("portable", None, "corstone300"),
+            "m4_int8": ("cortex_m", "M4", "mps2-an386")}
+KINDS = ("pointwise", "conv", "depthwise", "linear", "other")
+EXPORTS = ROOT / ".cache" / "bench" / "realmodels"
+KEY_SOURCES = ["tests/realmodels/__init__.py", "tests/realmodels/registry.py", "tests/realmodels/tiny.py",
+               "tests/realmodels/vision.py", "tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py",
+               "tools/etdeploy/view_layout.py"]
+
+
+def _key(variant: str) -> str:
+    h = hashlib.sha256(variant.encode())
+    for s in KEY_SOURCES:
+        h.update((ROOT / s).read_bytes())
+    for pkg in ("torch", "executorch", "torchvision"):
+        try:
+            h.update(md.version(pkg).encode())
+        except md.PackageNotFoundError:
+            pass
+    return h.hexdigest()[:16]
+
+
+def export(name: str, variant: str) -> Path:
+    """The cached .pte of a model for a variant (exported once per content key)."""
+    d = EXPORTS / f"{name}-{variant}-{_key(variant)}"
+    pte = d / "m.pte"
+    if pte.exists():
+        return pte
+    sys.path.insert(0, str(ROOT / "tests"))
+    import realmodels
+    from etdeploy import exporting
+    flow, cpu, _ = VARIANTS[variant]
+    module, ex = realmodels.build(name)
+    exporting.export_model(module, ex, d, "m", flow, cases=1, cpu=cpu, bundle=False)
+    return pte
+
+
+def build_and_run(pte: Path, board: str, tag: str, etdump: bool) -> Path:
+    from etdeploy import config, runners
+    bdir = WORK / "real" / f"{tag}{'-prof' if etdump else ''}"
+    scons(["-j2", f"board={board}", f"pte={pte}", "opt=2", f"etdump={1 if etdump else 0}"], bdir, timeout=1200)
+    run_dir = bdir / board / "run"
+    res = runners.run(config.load_board(board), bdir / board / "firmware.elf", run_dir, timeout=1200, icount=True,
+                      log=lambda m: None)
+    if res.status != "pass":
+        raise RuntimeError(f"{tag} on {board}: {res.status} {res.reason}")
+    return run_dir
+
+
+def memory(run_dir: Path) -> tuple[int, int]:
+    """(RAM: planned arenas + method pool, flash: every loaded section) from the build's report."""
+    rep = json.loads((run_dir.parent / "report.json").read_text())
+    ram = sum(s["size"] for s in rep["sections"] if s["name"] in (".et_arena", ".et_pool"))
+    return ram, rep["totals"]["load"]
+
+
+def measure(name: str, variant: str) -> dict:
+    from etdeploy import config, program_macs
+    flow, cpu, board = VARIANTS[variant]
+    pte = export(name, variant)
+    ipt = 1e9 / config.load_board(board).cycles.hz          # instructions per timer tick under -icount
+    layers = program_macs.layers(pte)
+    prof = build_and_run(pte, board, f"{name}-{variant}", etdump=True)
+    plain = build_and_run(pte, board, f"{name}-{variant}", etdump=False)
+    ticks = per_instruction_ticks(prof)
+    kinds: dict = {}
+    for l in layers:
+        k = kinds.setdefault(l.kind, {"macs": 0, "instructions": 0})
+        k["macs"] += l.macs
+        k["instructions"] += ticks.get(l.index, 0) * ipt
+    dw3 = [l for l in layers if l.kind == "depthwise" and l.kernel == (3, 3)]
+    ram, flash = memory(plain)
+    macs = sum(l.macs for l in layers)
+    instr = exec_ticks(plain) * ipt
+    return {"model": name, "variant": variant, "board": board, "macs": macs, "instructions": round(instr),
+            "per_mac": instr / macs if macs else None, "kinds": kinds, "ram": ram, "flash": flash,
+            "dw3": {"macs": sum(l.macs for l in dw3), "instructions": sum(ticks.get(l.index, 0) * ipt for l in dw3)},
+            "int8_share": program_macs.summary(layers).int8_share}
+
+
+def _per(d: dict) -> float | None:
+    return d["instructions"] / d["macs"] if d.get("macs") else None
+
+
+def table(results: list[dict]) -> str:
+    """Side by side: one line per model x variant."""
+    head = (f"{'model':18} {'variant':9} {'MACs':>10} {'instr/inf':>12} {'instr/MAC':>9} "
+            + " ".join(f"{k[:9]:>9}" for k in KINDS) + f" {'RAM KB':>7} {'flash KB':>8} {'int8 MACs':>9}")
+    lines = [head, "-" * len(head)]
+    for r in results:
+        ks = " ".join(f"{_per(r['kinds'][k]):9.2f}" if r["kinds"].get(k, {}).get("macs") else
+                      (f"{r['kinds'][k]['instructions'] / 1e3:8.0f}k" if k in r["kinds"] else f"{'-':>9}")
+                      for k in KINDS)
+        lines.append(f"{r['model']:18} {r['variant']:9} {r['macs']:10,d} {r['instructions']:12,d} "
+                     f"{r['per_mac']:9.2f} {ks} {r['ram'] / 1024:7.1f} {r['flash'] / 1024:8.1f} "
+                     f"{100 * r['int8_share']:8.0f}%")
+    lines.append("per-kind columns: instructions per MAC of that kind's layers (other: instructions, k = 1000)")
+    return "\n".join(lines)
+
+
+def goals(results: list[dict]) -> list[Row]:
+    by = {(r["model"], r["variant"]): r for r in results}
+    rows = []
+    for m in dict.fromkeys(r["model"] for r in results):
+        q, f, m4 = by.get((m, "m55_int8")), by.get((m, "m55_f32")), by.get((m, "m4_int8"))
+        if q:
+            rows.append(row("real_models", f"{m} M55 int8 whole model: instr/MAC", q["per_mac"], 0.5, "{:.2f}"))
+            pw = q["kinds"].get("pointwise")
+            if pw and pw["macs"]:
+                rows.append(row("real_models", f"{m} M55 int8 pointwise: instr/MAC", _per(pw), 0.25, "{:.2f}"))
+            if q["dw3"]["macs"]:
+                rows.append(row("real_models", f"{m} M55 int8 3x3 depthwise: instr/MAC", _per(q["dw3"]), 0.6,
+                                "{:.2f}"))
+        if q and f:
+            x = f["instructions"] / q["instructions"]
+            rows.append(Row("real_models", f"{m} M55 f32/int8 instructions", f"{x:.2f}x", ">= 3.00x", 3.0 / x,
+                            x >= 3.0))
+        if f:
+            rows.append(row("real_models", f"{m} M55 f32 whole model: instr/MAC", f["per_mac"], 1.5, "{:.2f}"))
+        if m4:
+            rows.append(row("real_models", f"{m} M4 int8 whole model: instr/MAC", m4["per_mac"], 2.5, "{:.2f}"))
+    return rows
+
+
+def main(argv=None) -> list[Row]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    a = ap.parse_args(argv)
+    results, failed = [], []
+    for m in a.models.split(","):
+        for v in a.variants.split(","):
+            try:
+                results.append(measure(m, v))
+            except Exception as e:   # one model that does not build/run must not hide the others
+                failed.append(f"{m}/{v}: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
+                print(f"!! {failed[-1]}", file=sys.stderr)
+    print("\n== Real networks: instructions under QEMU -icount, RAM and flash")
+    print(table(results))
+    rows = goals(results) + [info("real_models", f"failed: {f}", "-") for f in failed]
+    print_table(rows, "Real networks: issue 15 goals")
+    save("real_models", rows, {"results": results, "failed": failed, "table": table(results)})
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(0 if all(r.ok is not False for r in main()) else 1)

@@ -1,0 +1,85 @@
+"""Name -> (builder, input shape) for the real-model set, full size and the reduced copies the test
+suite exports (small=True: narrower and/or lower resolution, same layer structure)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from . import tiny, vision
+
+
+@dataclass(frozen=True)
+class Entry:
+    make: Callable[[bool], object]      # small -> nn.Module
+    shape: tuple                        # full-size input shape
+    small_shape: tuple                  # reduced input shape
+    about: str
+    source: str                         # "mlperf-tiny" or "torchvision"
+
+
+MODELS: dict[str, Entry] = {
+    "ds_cnn": Entry(lambda s: tiny.DSCNN(width=0.25 if s else 1.0, blocks=2 if s else 4),
+                    (1, 1, 49, 10), (1, 1, 49, 10), "MLPerf Tiny KWS DS-CNN (49x10 MFCC, 12 classes)", "mlperf-tiny"),
+    "resnet8": Entry(lambda s: tiny.ResNet8(width=0.5 if s else 1.0), (1, 3, 32, 32), (1, 3, 16, 16),
+                     "MLPerf Tiny IC ResNet-8 (CIFAR-10 32x32)", "mlperf-tiny"),
+    "fc_autoencoder": Entry(lambda s: tiny.FCAutoencoder(width=0.25 if s else 1.0, inputs=160 if s else 640),
+                            (1, 640), (1, 160), "MLPerf Tiny AD FC autoencoder (640 in, 8 bottleneck)",
+                            "mlperf-tiny"),
+    "mobilenet_v1_vww": Entry(lambda s: tiny.MobileNetV1(alpha=0.25, blocks=6 if s else 13), (1, 3, 96, 96),
+                              (1, 3, 32, 32), "MLPerf Tiny VWW MobileNetV1 alpha 0.25 (96x96)", "mlperf-tiny"),
+    # two classes, as the person-detection use of 0.35/96 (1000 classes would add a 1.3 M-weight classifier)
+    "mobilenet_v2_035": Entry(lambda s: vision.build("mobilenet_v2", width_mult=0.35, num_classes=2),
+                              (1, 3, 96, 96), (1, 3, 32, 32), "torchvision mobilenet_v2 width 0.35, 2 classes",
+                              "torchvision"),
+    "shufflenet_v2_x0_5": Entry(lambda s: vision.build("shufflenet_v2_x0_5", num_classes=10 if s else 1000),
+                                (1, 3, 96, 96), (1, 3, 32, 32), "torchvision shufflenet_v2_x0_5", "torchvision"),
+    "mnasnet0_5": Entry(lambda s: vision.build("mnasnet0_5", num_classes=10 if s else 1000),
+                        (1, 3, 96, 96), (1, 3, 32, 32), "torchvision mnasnet0_5", "torchvision"),
+    "mobilenet_v3_small": Entry(lambda s: vision.build("mobilenet_v3_small", num_classes=10 if s else 1000),
+                                (1, 3, 96, 96), (1, 3, 32, 32), "torchvision mobilenet_v3_small", "torchvision"),
+    "googlenet": Entry(lambda s: vision.build("googlenet", num_classes=10 if s else 1000, aux_logits=False,
+                                              init_weights=True), (1, 3, 96, 96), (1, 3, 32, 32),
+                       "torchvision googlenet (no auxiliary heads)", "torchvision"),
+    "resnet18": Entry(lambda s: vision.build("resnet18", num_classes=10 if s else 1000),
+                      (1, 3, 96, 96), (1, 3, 32, 32), "torchvision resnet18", "torchvision"),
+}
+TORCHVISION = sorted(n for n, e in MODELS.items() if e.source == "torchvision")
+
+
+def _randomize(module, gen, weights: bool) -> None:
+    """Random BatchNorm statistics, so folded scales differ per channel as in a trained network, and
+    (weights=True) He-normal conv/linear weights, so activations keep their spread through the depth
+    and the outputs depend on the inputs (PyTorch's default init shrinks them layer by layer)."""
+    import math
+    import torch
+    for m in module.modules():
+        if weights and isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+            fan_in = m.weight[0].numel()
+            with torch.no_grad():
+                m.weight.copy_(torch.randn(m.weight.shape, generator=gen) * math.sqrt(2.0 / fan_in))
+                if m.bias is not None:
+                    m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.05)
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            with torch.no_grad():
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen) * 0.1)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) * 0.5 + 0.75)
+                m.weight.copy_(torch.rand(m.weight.shape, generator=gen) * 0.5 + 0.75)
+                m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.1)
+
+
+def build(name: str, small: bool = False, seed: int = 0):
+    """(plain NCHW nn.Module in eval mode with seeded random weights, example inputs tuple)."""
+    import torch
+    if name not in MODELS:
+        raise KeyError(f"unknown real model '{name}' (known: {', '.join(MODELS)})")
+    e = MODELS[name]
+    torch.manual_seed(seed)
+    module = e.make(small).eval()
+    gen = torch.Generator().manual_seed(seed)
+    _randomize(module, gen, weights=e.source == "mlperf-tiny")
+    shape = e.small_shape if small else e.shape
+    return module, (torch.randn(shape, generator=gen),)
+
+
+def describe(name: str) -> str:
+    return MODELS[name].about
