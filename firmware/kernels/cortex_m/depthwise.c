@@ -391,6 +391,173 @@ CM_HOT static void qdw_plane_exec(const qconv *c, qdw_plan *p, const int8_t *x, 
   }
 }
 
+/* Depthwise on Helium with the output channels on the lanes, 16 a vector (NHWC: a pixel's channels are
+ * contiguous; a last partial block predicated), any kernel up to QDL_TAPS taps, any stride and padding.
+ * Two cases: one output channel per input channel (depth multiplier 1, the usual one in real networks)
+ * and a single input channel with many outputs (a first layer: the input tap broadcast to the lanes).
+ * Per tap, vmullb/vmullt give the 16 int8 x int8 products as two int16 vectors (even and odd channels);
+ * two taps are summed in int16 (|x w| <= 128 * 127, so two fit; a block with a -128 weight sums one tap
+ * at a time) and then widened onto four int32 accumulators: channels 4j, 4j+1, 4j+2, 4j+3 on lanes j.
+ * The input offset is folded into the accumulators' start (bias + in_off * sum(w), per channel, once per
+ * call and block); taps in the padding read -in_off (their product then cancels that term). The
+ * requantisation runs on the four vectors; the narrows put the channels back in order. */
+#define QDL_TAPS 64   /* bit t of a uint64_t mask: tap t inside the input */
+#define QDL_COLS 256   /* output columns (their tap masks sit on the stack) */
+typedef struct {
+  int32x4_t cst[4], vm[4], vs[4];  /* per lane group j: channels c0 + 4 * lane + j */
+} qdl_block;
+
+/* the tap t input vector: 16 channels at p, or p's byte on every lane (bcast), or the pad */
+__attribute__((always_inline)) static inline int8x16_t qdl_x(const int8_t *p, bool inside, bool full, bool bcast,
+                                                             mve_pred16_t pc, int8x16_t vpad) {
+  if (!inside) return vpad;
+  if (bcast) return vdupq_n_s8(*p);
+  return full ? vld1q_s8(p) : vld1q_z_s8(p, pc);
+}
+
+/* one output pixel of a block: xp = the window origin (taps at xp + toff[t]; with `check`, read only
+ * where bit t of `in` is set, else the pad), wp = the block's weights of tap 0 (taps O bytes apart) */
+__attribute__((always_inline)) static inline int8x16_t qdl_pixel(const qdl_block *b, const int8_t *xp,
+                                                                 const ptrdiff_t *toff, uint64_t in, bool check,
+                                                                 bool full, bool bcast, const int8_t *wp, ptrdiff_t O,
+                                                                 int32_t T, bool pairs, mve_pred16_t pc,
+                                                                 int8x16_t vpad, int16_t oo) {
+  int32x4_t a0 = b->cst[0], a1 = b->cst[1], a2 = b->cst[2], a3 = b->cst[3];
+  int32_t t = 0;
+  if (pairs) {
+    for (; t + 2 <= T; t += 2, wp += 2 * O) {
+      const int8x16_t x0 = qdl_x(xp + toff[t], !check || ((in >> t) & 1u), full, bcast, pc, vpad);
+      const int8x16_t w0 = full ? vld1q_s8(wp) : vld1q_z_s8(wp, pc);
+      int16x8_t e = vmullbq_int_s8(x0, w0), o = vmulltq_int_s8(x0, w0);
+      const int8x16_t x1 = qdl_x(xp + toff[t + 1], !check || ((in >> (t + 1)) & 1u), full, bcast, pc, vpad);
+      const int8x16_t w1 = full ? vld1q_s8(wp + O) : vld1q_z_s8(wp + O, pc);
+      e = vaddq_s16(e, vmullbq_int_s8(x1, w1));
+      o = vaddq_s16(o, vmulltq_int_s8(x1, w1));
+      a0 = vaddq_s32(a0, vmovlbq_s16(e)); a2 = vaddq_s32(a2, vmovltq_s16(e));
+      a1 = vaddq_s32(a1, vmovlbq_s16(o)); a3 = vaddq_s32(a3, vmovltq_s16(o));
+    }
+  }
+  for (; t < T; t++, wp += O) {
+    const int8x16_t x0 = qdl_x(xp + toff[t], !check || ((in >> t) & 1u), full, bcast, pc, vpad);
+    const int8x16_t w0 = full ? vld1q_s8(wp) : vld1q_z_s8(wp, pc);
+    const int16x8_t e = vmullbq_int_s8(x0, w0), o = vmulltq_int_s8(x0, w0);
+    a0 = vaddq_s32(a0, vmovlbq_s16(e)); a2 = vaddq_s32(a2, vmovltq_s16(e));
+    a1 = vaddq_s32(a1, vmovlbq_s16(o)); a3 = vaddq_s32(a3, vmovltq_s16(o));
+  }
+  const int32x4_t r0 = cm_requant_v(a0, b->vm[0], b->vs[0]), r2 = cm_requant_v(a2, b->vm[2], b->vs[2]);
+  int16x8_t e = vqmovntq_s32(vqmovnbq_s32(vdupq_n_s16(0), r0), r2);
+  const int32x4_t r1 = cm_requant_v(a1, b->vm[1], b->vs[1]), r3 = cm_requant_v(a3, b->vm[3], b->vs[3]);
+  int16x8_t o = vqmovntq_s32(vqmovnbq_s32(vdupq_n_s16(0), r1), r3);
+  /* the output offset between two saturating narrows: the same bytes as adding it in 32 bits (|oo| <= 255) */
+  e = vqaddq_n_s16(e, oo);
+  o = vqaddq_n_s16(o, oo);
+  return vqmovntq_s16(vqmovnbq_s16(vdupq_n_s8(0), e), o);
+}
+
+typedef struct {
+  const int8_t *x;
+  int8_t *y;
+  const int8_t *w;
+  const ptrdiff_t *toff;
+  const uint64_t *colm;
+  uint64_t rowm, all;
+  int32_t T, OW;
+  ptrdiff_t O, xstep, ystep;
+  bool pairs;
+  mve_pred16_t pc;
+  int8x16_t vpad, vlo, vhi;
+  int16_t oo;
+} qdl_row;
+
+/* one output row of a block; full / bcast: see qdl_pixel */
+__attribute__((always_inline)) static inline void qdl_row_run(const qdl_block *b, const qdl_row *r, bool full,
+                                                             bool bcast) {
+  const int8_t *xp = r->x;
+  int8_t *yp = r->y;
+  for (int32_t ow = 0; ow < r->OW; ow++, xp += r->xstep, yp += r->ystep) {
+    const uint64_t in = r->rowm & r->colm[ow];
+    int8x16_t v;
+    if (in == r->all) v = qdl_pixel(b, xp, r->toff, in, false, full, bcast, r->w, r->O, r->T, r->pairs, r->pc, r->vpad, r->oo);
+    else v = qdl_pixel(b, xp, r->toff, in, true, full, bcast, r->w, r->O, r->T, r->pairs, r->pc, r->vpad, r->oo);
+    v = vminq_s8(vmaxq_s8(v, r->vlo), r->vhi);
+    if (full) vst1q_s8(yp, v);
+    else vstrbq_p_s8(yp, v, r->pc);
+  }
+}
+CM_HOT static void qdl_row_full(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, true, false); }
+CM_HOT static void qdl_row_part(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, false, false); }
+CM_HOT static void qdl_row_bcast(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, true, true); }
+CM_HOT static void qdl_row_bcast_part(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, false, true); }
+
+/* false: not this path (nothing written) */
+static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t KH = c->KH, KW = c->KW, T = KH * KW, C = c->x.c, O = c->y.c, OH = c->y.h, OW = c->y.w;
+  const bool bcast = C == 1;
+  if (!c->depthwise || (!bcast && c->opg != 1) || T > QDL_TAPS || T < 1 || OW > QDL_COLS || (!bcast && c->x.sc != 1) ||
+      c->y.sc != 1 || c->in_off < -127 || c->in_off > 128 || c->out_off < -255 || c->out_off > 255 ||
+      c->amin < -128 || c->amax > 127 || c->amin > c->amax)
+    return false;
+  for (int32_t oc = 0; oc < O; oc++)
+    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
+  ptrdiff_t toff[QDL_TAPS];
+  uint64_t colbits[QDL_TAPS] = {0}, rowbits[QDL_TAPS] = {0};  /* taps of kernel column kw / row kh */
+  for (int32_t kh = 0; kh < KH; kh++)
+    for (int32_t kw = 0; kw < KW; kw++) {
+      toff[kh * KW + kw] = (ptrdiff_t)kh * c->dh * c->x.sh + (ptrdiff_t)kw * c->dw * c->x.sw;
+      colbits[kw] |= (uint64_t)1 << (kh * KW + kw);
+      rowbits[kh] |= (uint64_t)1 << (kh * KW + kw);
+    }
+  uint64_t colm[QDL_COLS];  /* taps inside the input, per output column */
+  for (int32_t ow = 0; ow < OW; ow++) {
+    uint64_t m = 0;
+    for (int32_t kw = 0, iw = ow * c->sw - c->pw; kw < KW; kw++, iw += c->dw)
+      if (iw >= 0 && iw < c->x.w) m |= colbits[kw];
+    colm[ow] = m;
+  }
+  qdl_row r;
+  r.toff = toff; r.colm = colm; r.T = T; r.OW = OW; r.O = O;
+  r.all = T == 64 ? ~(uint64_t)0 : ((uint64_t)1 << T) - 1u;
+  r.xstep = (ptrdiff_t)c->sw * c->x.sw; r.ystep = c->y.sw;
+  r.vpad = vdupq_n_s8((int8_t)-c->in_off);
+  r.vlo = vdupq_n_s8((int8_t)c->amin); r.vhi = vdupq_n_s8((int8_t)c->amax);
+  r.oo = (int16_t)c->out_off;
+  for (int32_t c0 = 0; c0 < O; c0 += 16) {
+    const int32_t live = O - c0 < 16 ? O - c0 : 16;
+    r.pc = vctp8q((uint32_t)live);
+    /* the block's constants, lane j of group g = channel c0 + 4 j + g (absent channels: 0, a valid requant) */
+    qdl_block b;
+    int32_t cs[4][4], mu[4][4], sh[4][4];
+    r.pairs = true;
+    for (int32_t i = 0; i < 16; i++) {
+      const int32_t oc = c0 + i;
+      uint32_t wsum = 0;
+      for (int32_t t = 0; i < live && t < T; t++) {
+        const int8_t wv = c->w[(ptrdiff_t)t * O + oc];
+        wsum += (uint32_t)(int32_t)wv;
+        if (wv == -128) r.pairs = false;
+      }
+      cs[i & 3][i >> 2] = i < live ? (int32_t)((c->bias ? (uint32_t)c->bias[oc] : 0u) + (uint32_t)c->in_off * wsum) : 0;
+      mu[i & 3][i >> 2] = i < live ? c->mult[oc] : 1;
+      sh[i & 3][i >> 2] = i < live ? c->shift[oc] : -1;
+    }
+    for (int32_t g = 0; g < 4; g++) { b.cst[g] = vld1q_s32(cs[g]); b.vm[g] = vld1q_s32(mu[g]); b.vs[g] = vld1q_s32(sh[g]); }
+    r.w = c->w + c0;
+    for (int32_t n = 0; n < c->y.n; n++)
+      for (int32_t oh = 0; oh < OH; oh++) {
+        const int32_t ih0 = oh * c->sh - c->ph;
+        r.rowm = 0;
+        for (int32_t kh = 0, ih = ih0; kh < KH; kh++, ih += c->dh)
+          if (ih >= 0 && ih < c->x.h) r.rowm |= rowbits[kh];
+        /* the window origin may lie outside the tensor: only taps inside are read */
+        r.x = x + n * c->x.sn + (ptrdiff_t)ih0 * c->x.sh - (ptrdiff_t)c->pw * c->x.sw + (bcast ? 0 : c0);
+        r.y = y + n * c->y.sn + (ptrdiff_t)oh * c->y.sh + c0;
+        if (bcast) (live == 16 ? qdl_row_bcast : qdl_row_bcast_part)(&b, &r);
+        else (live == 16 ? qdl_row_full : qdl_row_part)(&b, &r);
+      }
+  }
+  return true;
+}
+
 /* Depthwise on Helium, for groups of four output channels that read one input channel (depth
  * multiplier a multiple of 4), up to 16 taps, NHWC-contiguous output channels: per output pixel, one
  * byte gather of the window (tap offsets in a vector), a vmladav per channel against weight vectors
@@ -523,7 +690,7 @@ __attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t 
 /* the depthwise without the plane path */
 static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
-  if (qdw_mve(c, x, y)) return;
+  if (qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
 #endif
   qdw_portable(c, x, y);
 }
