@@ -9,6 +9,7 @@
  * input offset is folded into a per-channel constant bias + in_off * sum(w) (the kernel sum), worked
  * out once per call and channel group; the requantisation runs per channel on four lanes. */
 #define QC_COLS 2048   /* im2col bytes (stack): K up to this; larger K takes the portable path */
+#define QC_MAXO 512    /* output channels whose constants the asm path keeps on the stack */
 
 typedef struct {
   int32x4_t cst, vm, vs;                 /* per-channel constant, multiplier, shift of the group */
@@ -193,8 +194,10 @@ __attribute__((noinline)) static void qc_gemm23(qc_blk *blk) {
 static void qc_gemm23(qc_blk *blk) { (void)blk; }
 #endif
 
-/* np pixels (input x, xstep apart; output y, pixels y->sw apart) through qc_gemm23, three channels a pass */
-static void qc_gemm_rows(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xstep, int8_t *y, int32_t np) {
+/* `rows` rows of np pixels (input x, pixels xstep and rows xrow apart; output y, pixels y.sw and rows yrow
+ * apart) through qc_gemm23, three channels a pass; ks: the channels' constants (bias + in_off * sum(w)) */
+static void qc_gemm_rows(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xstep, ptrdiff_t xrow, int8_t *y,
+                         ptrdiff_t yrow, int32_t np, int32_t rows, const int32_t *ks) {
   qc_blk blk;
   const int32_t O = c->y.c;
   blk.trips = K >> 4;
@@ -210,14 +213,14 @@ static void qc_gemm_rows(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t x
       const int32_t o = oc + (i < live ? i : live - 1);
       if (i < 3) {
         wr[i] = c->w + (ptrdiff_t)o * K;
-        /* the kernel sum, wrapping like the 32-bit accumulator */
-        cs[i] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(wr[i], K));
+        cs[i] = ks[o];
       }
       mu[i] = c->mult[o];
       sh[i] = c->shift[o];
     }
     blk.vm = vld1q_s32(mu); blk.vs = vld1q_s32(sh);
     blk.storep = vctp32q((uint32_t)live);
+    for (int32_t row = 0; row < rows; row++)
     for (int32_t half = 0; half < 2; half++) {
       /* pairs of pixels, then a last odd pixel twice */
       const int32_t passes = half ? np & 1 : np >> 1;
@@ -226,9 +229,9 @@ static void qc_gemm_rows(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t x
       const ptrdiff_t dx = half ? 0 : xstep, dy = half ? 0 : ys;
       blk.c0 = blk.d0 = cs[0]; blk.c1 = blk.d1 = cs[1]; blk.c2 = blk.d2 = cs[2];
       blk.w0 = wr[0]; blk.w1 = wr[1]; blk.w2 = wr[2];
-      blk.x0 = x + (ptrdiff_t)p0 * xstep; blk.x1 = blk.x0 + dx;
+      blk.x0 = x + row * xrow + (ptrdiff_t)p0 * xstep; blk.x1 = blk.x0 + dx;
       blk.xadj = (int32_t)(2 * xstep - 16 * (ptrdiff_t)blk.trips);
-      blk.y0 = y + (ptrdiff_t)p0 * ys + oc; blk.y1 = blk.y0 + dy;
+      blk.y0 = y + row * yrow + (ptrdiff_t)p0 * ys + oc; blk.y1 = blk.y0 + dy;
       blk.ystep = (int32_t)(2 * ys);
       blk.passes = passes;
       qc_gemm23(&blk);
@@ -253,9 +256,19 @@ static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
                     c->y.sh == (ptrdiff_t)OW * c->y.sw && c->x.w == OW;
   qc_group g;
   g.out_off = c->out_off; g.amin = c->amin; g.amax = c->amax; g.K = K;
+  /* the channels' constants once per call: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
+  int32_t ks[QC_MAXO];
+  const bool asm_path = QC_ASM && O <= QC_MAXO;
+  for (int32_t o = 0; asm_path && o < O; o++)
+    ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));
   for (int32_t n = 0; n < c->y.n; n++) {
     const int8_t *xn = x + n * c->x.sn;
     int8_t *yn = y + n * c->y.sn;
+    if (asm_path && direct) {  /* every row in one call */
+      qc_gemm_rows(c, K, xn, (ptrdiff_t)c->sw * c->x.sw, (ptrdiff_t)c->sh * c->x.sh, yn, c->y.sh, flat ? OH * OW : OW,
+                   flat ? 1 : OH, ks);
+      continue;
+    }
     for (int32_t oh = 0; oh < (flat ? 1 : OH); oh++)
       for (int32_t ow0 = 0; ow0 < OW; ow0 += direct ? OW : chunk) {
         const int32_t np = direct ? (flat ? OH * OW : OW) : (OW - ow0 < chunk ? OW - ow0 : chunk);
@@ -268,8 +281,8 @@ static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
           qc_im2col(c, xn, oh, ow0, np, buf);
         }
         int8_t *yr = yn + (ptrdiff_t)oh * c->y.sh + (ptrdiff_t)ow0 * c->y.sw;
-        if (QC_ASM && np > 0) {
-          qc_gemm_rows(c, K, xs, xstep, yr, np);
+        if (asm_path && np > 0) {
+          qc_gemm_rows(c, K, xs, xstep, 0, yr, 0, np, 1, ks);
           continue;
         }
         for (int32_t oc = 0; oc < O; oc += 4) {

@@ -403,6 +403,7 @@ CM_HOT static void qdw_plane_exec(const qconv *c, qdw_plan *p, const int8_t *x, 
  * requantisation runs on the four vectors; the narrows put the channels back in order. */
 #define QDL_TAPS 64   /* bit t of a uint64_t mask: tap t inside the input */
 #define QDL_COLS 256   /* output columns (their tap masks sit on the stack) */
+#define QDL_PAD 8192   /* bytes of a padded block image on the stack */
 typedef struct {
   int32x4_t cst[4], vm[4], vs[4];  /* per lane group j: channels c0 + 4 * lane + j */
 } qdl_block;
@@ -484,6 +485,52 @@ __attribute__((always_inline)) static inline void qdl_row_run(const qdl_block *b
     else vstrbq_p_s8(yp, v, r->pc);
   }
 }
+/* `rows` output rows whose windows lie wholly inside the (padded) input: no tap checks; row steps xrow / yrow */
+__attribute__((always_inline)) static inline void qdl_rows_in(const qdl_block *b, const qdl_row *r, int32_t rows,
+                                                             ptrdiff_t xrow, ptrdiff_t yrow, bool full, bool bcast) {
+  for (int32_t oh = 0; oh < rows; oh++) {
+    const int8_t *xp = r->x + oh * xrow;
+    int8_t *yp = r->y + oh * yrow;
+    for (int32_t ow = 0; ow < r->OW; ow++, xp += r->xstep, yp += r->ystep) {
+      int8x16_t v = qdl_pixel(b, xp, r->toff, 0, false, full, bcast, r->w, r->O, r->T, r->pairs, r->pc, r->vpad, r->oo);
+      v = vminq_s8(vmaxq_s8(v, r->vlo), r->vhi);
+      if (full) vst1q_s8(yp, v);
+      else vstrbq_p_s8(yp, v, r->pc);
+    }
+  }
+}
+CM_HOT static void qdl_in_full(const qdl_block *b, const qdl_row *r, int32_t rows, ptrdiff_t xrow, ptrdiff_t yrow) {
+  qdl_rows_in(b, r, rows, xrow, yrow, true, false);
+}
+CM_HOT static void qdl_in_part(const qdl_block *b, const qdl_row *r, int32_t rows, ptrdiff_t xrow, ptrdiff_t yrow) {
+  qdl_rows_in(b, r, rows, xrow, yrow, false, false);
+}
+CM_HOT static void qdl_in_bcast(const qdl_block *b, const qdl_row *r, int32_t rows, ptrdiff_t xrow, ptrdiff_t yrow) {
+  qdl_rows_in(b, r, rows, xrow, yrow, true, true);
+}
+CM_HOT static void qdl_in_bcast_part(const qdl_block *b, const qdl_row *r, int32_t rows, ptrdiff_t xrow,
+                                     ptrdiff_t yrow) {
+  qdl_rows_in(b, r, rows, xrow, yrow, false, true);
+}
+
+/* The block's input with its padding (-in_off) in a stack buffer, so that every window lies inside:
+ * Hp x Wp pixels of es bytes (16 channels, or the one input channel when broadcasting) */
+static void qdl_pad_image(const qconv *c, const int8_t *xn, int8_t *buf, int32_t Hp, int32_t Wp, bool bcast,
+                          mve_pred16_t pc, int8x16_t vpad) {
+  const int8_t pad = (int8_t)-c->in_off;
+  for (int32_t i = 0; i < Hp; i++) {
+    const int32_t ih = i - c->ph;
+    const bool row_in = ih >= 0 && ih < c->x.h;
+    const int8_t *xr = xn + (ptrdiff_t)ih * c->x.sh;
+    for (int32_t j = 0; j < Wp; j++) {
+      const int32_t iw = j - c->pw;
+      const bool in = row_in && iw >= 0 && iw < c->x.w;
+      if (bcast) *buf++ = in ? xr[(ptrdiff_t)iw * c->x.sw] : pad;
+      else { vst1q_s8(buf, in ? vld1q_z_s8(xr + (ptrdiff_t)iw * c->x.sw, pc) : vpad); buf += 16; }
+    }
+  }
+}
+
 CM_HOT static void qdl_row_full(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, true, false); }
 CM_HOT static void qdl_row_part(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, false, false); }
 CM_HOT static void qdl_row_bcast(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, true, true); }
@@ -514,6 +561,14 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
       if (iw >= 0 && iw < c->x.w) m |= colbits[kw];
     colm[ow] = m;
   }
+  /* small images: padded into a stack buffer once per block, then no tap checks (their borders are a large share) */
+  const int32_t es = bcast ? 1 : 16;
+  const int32_t Hp = (OH - 1) * c->sh + (KH - 1) * c->dh + 1, Wp = (OW - 1) * c->sw + (KW - 1) * c->dw + 1;
+  const bool padded = (int64_t)Hp * Wp * es <= QDL_PAD;
+  int8_t pbuf[QDL_PAD] __attribute__((aligned(16)));
+  ptrdiff_t ptoff[QDL_TAPS];
+  for (int32_t kh = 0; padded && kh < KH; kh++)
+    for (int32_t kw = 0; kw < KW; kw++) ptoff[kh * KW + kw] = ((ptrdiff_t)kh * c->dh * Wp + (ptrdiff_t)kw * c->dw) * es;
   qdl_row r;
   r.toff = toff; r.colm = colm; r.T = T; r.OW = OW; r.O = O;
   r.all = T == 64 ? ~(uint64_t)0 : ((uint64_t)1 << T) - 1u;
@@ -542,6 +597,20 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
     }
     for (int32_t g = 0; g < 4; g++) { b.cst[g] = vld1q_s32(cs[g]); b.vm[g] = vld1q_s32(mu[g]); b.vs[g] = vld1q_s32(sh[g]); }
     r.w = c->w + c0;
+    if (padded) {
+      for (int32_t n = 0; n < c->y.n; n++) {
+        qdl_pad_image(c, x + n * c->x.sn + (bcast ? 0 : c0), pbuf, Hp, Wp, bcast, r.pc, r.vpad);
+        qdl_row rp = r;
+        rp.toff = ptoff;
+        rp.x = pbuf;
+        rp.xstep = (ptrdiff_t)c->sw * es;
+        rp.y = y + n * c->y.sn + c0;
+        const ptrdiff_t xrow = (ptrdiff_t)c->sh * Wp * es;
+        if (bcast) (live == 16 ? qdl_in_bcast : qdl_in_bcast_part)(&b, &rp, OH, xrow, c->y.sh);
+        else (live == 16 ? qdl_in_full : qdl_in_part)(&b, &rp, OH, xrow, c->y.sh);
+      }
+      continue;
+    }
     for (int32_t n = 0; n < c->y.n; n++)
       for (int32_t oh = 0; oh < OH; oh++) {
         const int32_t ih0 = oh * c->sh - c->ph;
