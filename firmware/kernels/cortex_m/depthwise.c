@@ -1,5 +1,5 @@
 /* cortex_m:: int8 depthwise convolution. */
-#include "cm_conv.h"
+#include "cm_gemm.h"
 
 #ifdef CM_MVE
 /* The 4-channel depthwise over a whole image (qdw_plane_mve below sets it up): windows are 16
@@ -756,10 +756,26 @@ __attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t 
     }
 }
 
+#ifdef CM_MVE
+/* One input channel and many outputs (a first layer) is a dense convolution whose OHWI weights are the
+ * depthwise 1HWO ones transposed: here into a stack buffer for the call, then the GEMM (cm_gemm.h). */
+#define QDW_TW 4096
+static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t T = c->KH * c->KW, O = c->y.c;
+  if (c->x.c != 1 || (int64_t)T * O > QDW_TW) return false;
+  int8_t wt[QDW_TW] __attribute__((aligned(16)));
+  for (int32_t o = 0; o < O; o++)
+    for (int32_t t = 0; t < T; t++) wt[o * T + t] = c->w[(ptrdiff_t)t * O + o];
+  qconv d = *c;
+  d.w = wt; d.depthwise = false; d.cpg = 1; d.opg = O;
+  return qconv_mve(&d, x, y);
+}
+#endif
+
 /* the depthwise without the plane path */
 static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
-  if (qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
+  if (qdw_as_conv(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
 #endif
   qdw_portable(c, x, y);
 }
