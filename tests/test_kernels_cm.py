@@ -57,7 +57,8 @@ class M(nn.Module):
         return F.relu(self.a(x)), self.b(x), self.c(x), F.relu(self.d(s)), self.e(r), self.f(x)
 """, [(1, 16, 9, 7), (1, 1, 21, 10), (1, 3, 11, 13)]),
     # depthwise, depth multiplier 1: 16, 19, 40 and 3 channels, 3x3 and 5x5, strides 1 and 2, padding,
-    # relu, odd sizes, a plane wider than 16 columns
+    # relu, odd sizes, a plane wider than 16 columns; one input channel to 130 outputs with 36 taps (too
+    # many weights for the transposed-GEMM route: the input tap broadcast to the lanes)
     "cm_dw_lanes": ("""
 class M(nn.Module):
     def __init__(self):
@@ -69,9 +70,11 @@ class M(nn.Module):
         self.e = nn.Conv2d(40, 40, 3, padding=1, groups=40)
         self.f = nn.Conv2d(16, 16, 3, groups=16)
         self.g = nn.Conv2d(3, 3, 3, stride=2, padding=1, groups=3)
-    def forward(self, x, y, z, u):
-        return (F.relu(self.a(x)), self.b(x), self.c(x), self.d(y), F.relu(self.e(y)), self.f(z), self.g(u))
-""", [(1, 19, 7, 9), (1, 40, 9, 6), (1, 16, 5, 21), (1, 3, 8, 8)]),
+        self.h = nn.Conv2d(1, 130, 6, stride=2, padding=2)
+    def forward(self, x, y, z, u, s):
+        return (F.relu(self.a(x)), self.b(x), self.c(x), self.d(y), F.relu(self.e(y)), self.f(z), self.g(u),
+                self.h(s))
+""", [(1, 19, 7, 9), (1, 40, 9, 6), (1, 16, 5, 21), (1, 3, 8, 8), (1, 1, 13, 11)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""
