@@ -95,103 +95,110 @@ typedef struct {
   int32_t trips;           /* 44: K >> 4 */
   uint32_t tailp;          /* 48: predicate of the K & 15 tail, 0 if none */
   int32_t xadj;            /* 52: from a row pointer after the loop to the next pass's */
-  int8_t *y0, *y1;         /* 56, 60 */
-  int32_t ystep;           /* 64 */
+  int32_t ystep;           /* 56 */
+  int8_t *y0, *y1;         /* 60, 64 */
   int32_t passes;          /* 68 */
   uint32_t storep;         /* 72: predicate of the live channels (32-bit lanes) */
   int32_t oo;              /* 76: output offset */
   int32_t pad_[8];
   int32x4_t vm, vs, vlo, vhi;  /* 112 .. 175 */
 } qc_blk;
-_Static_assert(offsetof(qc_blk, trips) == 44 && offsetof(qc_blk, y0) == 56 && offsetof(qc_blk, oo) == 76 &&
+_Static_assert(offsetof(qc_blk, trips) == 44 && offsetof(qc_blk, y0) == 60 && offsetof(qc_blk, oo) == 76 &&
                offsetof(qc_blk, vm) == 112 && offsetof(qc_blk, vhi) == 160, "qc_gemm23 offsets");
 #ifdef __OPTIMIZE__  /* the loop needs r7, the frame pointer at -O0 */
 #define QC_ASM 1
-CM_UNUSED __attribute__((noinline)) static void qc_gemm23(qc_blk *blk) {
-  __asm__ volatile(
-      "vldrw.u32 q4, [%[b], #112]\n\t"
-      "vldrw.u32 q5, [%[b], #128]\n\t"
-      "vldrw.u32 q6, [%[b], #144]\n\t"
-      "vldrw.u32 q7, [%[b], #160]\n\t"
-      "ldr r12, [%[b], #68]\n"
-      "1:\n\t"
-      "ldm %[b], {r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10}\n\t"
-      "ldr lr, [%[b], #44]\n\t"
-      "wls lr, lr, 3f\n"
-      "2:\n\t"
-      "vldrb.u8 q0, [r1], #16\n\t"
-      "vldrb.u8 q1, [r3], #16\n\t"
-      "vldrb.u8 q2, [r5], #16\n\t"
-      "vmladava.s8 r0, q0, q2\n\t"
-      "vmladava.s8 r6, q1, q2\n\t"
-      "vldrb.u8 q2, [r7], #16\n\t"
-      "vmladava.s8 r2, q0, q2\n\t"
-      "vmladava.s8 r8, q1, q2\n\t"
-      "vldrb.u8 q2, [r9], #16\n\t"
-      "vmladava.s8 r4, q0, q2\n\t"
-      "vmladava.s8 r10, q1, q2\n\t"
-      "le lr, 2b\n"
-      "3:\n\t"
-      "ldr lr, [%[b], #48]\n\t"
-      "cmp lr, #0\n\t"
-      "beq 4f\n\t"
-      "vmsr p0, lr\n\t"
-      "vpstttt\n\t"
-      "vldrbt.u8 q0, [r1]\n\t"
-      "vldrbt.u8 q1, [r3]\n\t"
-      "vldrbt.u8 q2, [r5]\n\t"
-      "vmladavat.s8 r0, q0, q2\n\t"
-      "vpstttt\n\t"
-      "vmladavat.s8 r6, q1, q2\n\t"
-      "vldrbt.u8 q2, [r7]\n\t"
-      "vmladavat.s8 r2, q0, q2\n\t"
-      "vmladavat.s8 r8, q1, q2\n\t"
-      "vpsttt\n\t"
-      "vldrbt.u8 q2, [r9]\n\t"
-      "vmladavat.s8 r4, q0, q2\n\t"
+/* tail: the K & 15 bytes after the whole vectors, predicated (P0 from blk->tailp) */
+#define QC_TAIL                                                                                          \
+      "ldr lr, [%[b], #48]\n\t" \
+      "vmsr p0, lr\n\t" \
+      "vpstttt\n\t" \
+      "vldrbt.u8 q0, [r1]\n\t" \
+      "vldrbt.u8 q1, [r3]\n\t" \
+      "vldrbt.u8 q2, [r5]\n\t" \
+      "vmladavat.s8 r0, q0, q2\n\t" \
+      "vpstttt\n\t" \
+      "vmladavat.s8 r6, q1, q2\n\t" \
+      "vldrbt.u8 q2, [r7]\n\t" \
+      "vmladavat.s8 r2, q0, q2\n\t" \
+      "vmladavat.s8 r8, q1, q2\n\t" \
+      "vpsttt\n\t" \
+      "vldrbt.u8 q2, [r9]\n\t" \
+      "vmladavat.s8 r4, q0, q2\n\t" \
       "vmladavat.s8 r10, q1, q2\n"
-      "4:\n\t"
-      "vmov q0[2], q0[0], r0, r4\n\t"
-      "vmov q0[3], q0[1], r2, r2\n\t"
-      "vmov q1[2], q1[0], r6, r10\n\t"
-      "vmov q1[3], q1[1], r8, r8\n\t"
-      "ldr r9, [%[b], #76]\n\t"
-      "vshr.s32 q2, q0, #31\n\t"
-      "vqrdmulh.s32 q0, q0, q4\n\t"
-      "vadd.i32 q0, q0, q2\n\t"
-      "vrshl.s32 q0, q0, q5\n\t"
-      "vshr.s32 q2, q1, #31\n\t"
-      "vqrdmulh.s32 q1, q1, q4\n\t"
-      "vadd.i32 q1, q1, q2\n\t"
-      "vrshl.s32 q1, q1, q5\n\t"
-      "vqadd.s32 q0, q0, r9\n\t"
-      "vqadd.s32 q1, q1, r9\n\t"
-      "vmax.s32 q0, q0, q6\n\t"
-      "vmax.s32 q1, q1, q6\n\t"
-      "vmin.s32 q0, q0, q7\n\t"
-      "vmin.s32 q1, q1, q7\n\t"
-      "ldr r2, [%[b], #72]\n\t"
-      "ldrd r4, r6, [%[b], #56]\n\t"
-      "vmsr p0, r2\n\t"
-      "vpstt\n\t"
-      "vstrbt.32 q0, [r4]\n\t"
-      "vstrbt.32 q1, [r6]\n\t"
-      "ldr r0, [%[b], #52]\n\t"
-      "ldr r8, [%[b], #64]\n\t"
-      "add r4, r4, r8\n\t"
-      "add r6, r6, r8\n\t"
-      "strd r4, r6, [%[b], #56]\n\t"
-      "add r1, r1, r0\n\t"
-      "add r3, r3, r0\n\t"
-      "str r1, [%[b], #4]\n\t"
-      "str r3, [%[b], #12]\n\t"
-      "subs r12, r12, #1\n\t"
+/* the pass loop's start and the whole 16-byte trips */
+#define QC_HEAD \
+      "vldrw.u32 q4, [%[b], #112]\n\t" \
+      "vldrw.u32 q5, [%[b], #128]\n\t" \
+      "vldrw.u32 q6, [%[b], #144]\n\t" \
+      "vldrw.u32 q7, [%[b], #160]\n\t" \
+      "ldr r12, [%[b], #68]\n" \
+      "1:\n\t" \
+      "ldm %[b], {r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10}\n\t" \
+      "ldr lr, [%[b], #44]\n\t" \
+      "wls lr, lr, 3f\n" \
+      "2:\n\t" \
+      "vldrb.u8 q0, [r1], #16\n\t" \
+      "vldrb.u8 q1, [r3], #16\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r0, q0, q2\n\t" \
+      "vmladava.s8 r6, q1, q2\n\t" \
+      "vldrb.u8 q2, [r7], #16\n\t" \
+      "vmladava.s8 r2, q0, q2\n\t" \
+      "vmladava.s8 r8, q1, q2\n\t" \
+      "vldrb.u8 q2, [r9], #16\n\t" \
+      "vmladava.s8 r4, q0, q2\n\t" \
+      "vmladava.s8 r10, q1, q2\n\t" \
+      "le lr, 2b\n"
+/* the sums to vectors, requantised, stored; the next pass */
+#define QC_REST \
+      "vmov q0[2], q0[0], r0, r4\n\t" \
+      "vmov q0[3], q0[1], r2, r2\n\t" \
+      "vmov q1[2], q1[0], r6, r10\n\t" \
+      "vmov q1[3], q1[1], r8, r8\n\t" \
+      "ldrd r2, r9, [%[b], #72]\n\t" \
+      "vshr.s32 q2, q0, #31\n\t" \
+      "vqrdmulh.s32 q0, q0, q4\n\t" \
+      "vadd.i32 q0, q0, q2\n\t" \
+      "vrshl.s32 q0, q0, q5\n\t" \
+      "vshr.s32 q2, q1, #31\n\t" \
+      "vqrdmulh.s32 q1, q1, q4\n\t" \
+      "vadd.i32 q1, q1, q2\n\t" \
+      "vrshl.s32 q1, q1, q5\n\t" \
+      "vqadd.s32 q0, q0, r9\n\t" \
+      "vqadd.s32 q1, q1, r9\n\t" \
+      "vmax.s32 q0, q0, q6\n\t" \
+      "vmax.s32 q1, q1, q6\n\t" \
+      "vmin.s32 q0, q0, q7\n\t" \
+      "vmin.s32 q1, q1, q7\n\t" \
+      "ldrd r4, r6, [%[b], #60]\n\t" \
+      "vmsr p0, r2\n\t" \
+      "vpstt\n\t" \
+      "vstrbt.32 q0, [r4]\n\t" \
+      "vstrbt.32 q1, [r6]\n\t" \
+      "ldrd r0, r8, [%[b], #52]\n\t" \
+      "add r4, r4, r8\n\t" \
+      "add r6, r6, r8\n\t" \
+      "strd r4, r6, [%[b], #60]\n\t" \
+      "add r1, r1, r0\n\t" \
+      "add r3, r3, r0\n\t" \
+      "str r1, [%[b], #4]\n\t" \
+      "str r3, [%[b], #12]\n\t" \
+      "subs r12, r12, #1\n\t" \
       "bne 1b"
-      :
-      : [b] "r"(blk)
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r12", "lr", "d0", "d1", "d2", "d3",
-        "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
+#define QC_OPERANDS \
+      : \
+      : [b] "r"(blk) \
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r12", "lr", "d0", "d1", "d2", "d3", \
+        "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc"
+/* two copies: with the tail, and without it (K a multiple of 16: three instructions a pass fewer) */
+CM_UNUSED __attribute__((noinline)) static void qc_gemm23(qc_blk *blk) {
+  if (blk->tailp) __asm__ volatile(QC_HEAD "3:\n\t" QC_TAIL "\n" "4:\n\t" QC_REST QC_OPERANDS);
+  else __asm__ volatile(QC_HEAD "3:\n\t" "4:\n\t" QC_REST QC_OPERANDS);
 }
+#undef QC_HEAD
+#undef QC_TAIL
+#undef QC_REST
+#undef QC_OPERANDS
 #else
 #define QC_ASM 0
 CM_UNUSED static void qc_gemm23(qc_blk *blk) { (void)blk; }

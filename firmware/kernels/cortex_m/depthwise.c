@@ -514,7 +514,8 @@ CM_HOT static void qdl_in_bcast_part(const qdl_block *b, const qdl_row *r, int32
 }
 
 /* The padded path's hot loop for whole 16-channel blocks (unit column dilation: a kernel row's taps are
- * 16 bytes apart in the padded image), one output row a call, in asm (GCC spills this loop): per tap
+ * 16 bytes apart in the padded image; the block's weights packed 16 bytes a tap), one output row a call,
+ * in asm (GCC spills this loop): per tap
  * the input and weight vectors, vmullb/vmullt into two int16 vectors and their four widenings added
  * onto the accumulators q0..q3 (channels 4j, 4j+1, 4j+2, 4j+3 on lanes j; |x w| <= 2^14, so each tap's
  * products fit the int16 lanes), then the requantisation, narrows and one 16-byte store per pixel. */
@@ -523,8 +524,8 @@ typedef struct {
   int8x16_t vlo, vhi;              /* 192, 208 */
   const int8_t *x;                 /* 224: window origin of the row's first pixel */
   int8_t *y;                       /* 228 */
-  const int8_t *w;                 /* 232: the block's weights of tap 0 */
-  int32_t O;                       /* 236: between taps' weights */
+  const int8_t *w;                 /* 232: the block's weights, packed: 16 bytes a tap */
+  int32_t O;                       /* 236: (unused) */
   int32_t KH, KW;                  /* 240, 244 */
   int32_t rowadj;                  /* 248: from a kernel row's end to the next row's start */
   int32_t xstep, ystep;            /* 252, 256 */
@@ -560,8 +561,7 @@ __attribute__((noinline)) static void qdl_asm_row(qdl_asm_blk *blk) {
       "dls lr, lr\n"
       "3:\n\t"
       "vldrb.u8 q4, [r1], #16\n\t"
-      "vldrb.u8 q5, [r2]\n\t"
-      "add r2, r2, r3\n\t"
+      "vldrb.u8 q5, [r2], #16\n\t"
       "vmullb.s8 q6, q4, q5\n\t"
       "vmullt.s8 q7, q4, q5\n\t"
       "vmovlb.s16 q4, q6\n\t"
@@ -705,9 +705,11 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
         rp.y = y + n * c->y.sn + c0;
         const ptrdiff_t xrow = (ptrdiff_t)c->sh * Wp * es;
         if (QDL_ASM && !bcast && live == 16 && c->dw == 1) {
+          int8_t wpk[QDL_TAPS * 16] __attribute__((aligned(16)));
+          for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_s8(r.w + (ptrdiff_t)tp * O));
           qdl_asm_blk ab;
           for (int32_t g = 0; g < 4; g++) { ab.cst[g] = b.cst[g]; ab.vm[g] = b.vm[g]; ab.vs[g] = b.vs[g]; }
-          ab.vlo = r.vlo; ab.vhi = r.vhi; ab.w = r.w; ab.O = O; ab.KH = KH; ab.KW = KW;
+          ab.vlo = r.vlo; ab.vhi = r.vhi; ab.w = wpk; ab.O = O; ab.KH = KH; ab.KW = KW;
           ab.rowadj = (int32_t)(((ptrdiff_t)c->dh * Wp - KW) * 16);
           ab.xstep = (int32_t)rp.xstep; ab.ystep = (int32_t)c->y.sw; ab.npix = OW; ab.oo = c->out_off;
           for (int32_t oh = 0; oh < OH; oh++) {
