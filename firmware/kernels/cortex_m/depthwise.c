@@ -615,17 +615,27 @@ static void qdl_asm_row(qdl_asm_blk *blk) { (void)blk; }
  * Hp x Wp pixels of es bytes (16 channels, or the one input channel when broadcasting) */
 static void qdl_pad_image(const qconv *c, const int8_t *xn, int8_t *buf, int32_t Hp, int32_t Wp, bool bcast,
                           mve_pred16_t pc, int8x16_t vpad) {
+  /* locals: the int8 stores below may alias *c */
+  const int32_t ph = c->ph, pw = c->pw, H = c->x.h, W = c->x.w;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw;
   const int8_t pad = (int8_t)-c->in_off;
+  /* padded columns [pw, pw + cols) hold input columns [0, cols) */
+  const int32_t cols = W < Wp - pw ? W : Wp - pw;
   for (int32_t i = 0; i < Hp; i++) {
-    const int32_t ih = i - c->ph;
-    const bool row_in = ih >= 0 && ih < c->x.h;
-    const int8_t *xr = xn + (ptrdiff_t)ih * c->x.sh;
-    for (int32_t j = 0; j < Wp; j++) {
-      const int32_t iw = j - c->pw;
-      const bool in = row_in && iw >= 0 && iw < c->x.w;
-      if (bcast) *buf++ = in ? xr[(ptrdiff_t)iw * c->x.sw] : pad;
-      else { vst1q_s8(buf, in ? vld1q_z_s8(xr + (ptrdiff_t)iw * c->x.sw, pc) : vpad); buf += 16; }
+    const int32_t ih = i - ph;
+    const int8_t *xr = xn + (ptrdiff_t)ih * xsh;
+    if (bcast) {
+      for (int32_t j = 0; j < Wp; j++) *buf++ = ih >= 0 && ih < H && j >= pw && j < pw + cols ? xr[(ptrdiff_t)(j - pw) * xsw] : pad;
+      continue;
     }
+    if (ih < 0 || ih >= H || cols <= 0) {
+      for (int32_t j = 0; j < Wp; j++, buf += 16) vst1q_s8(buf, vpad);
+      continue;
+    }
+    int32_t j = 0;
+    for (; j < pw && j < Wp; j++, buf += 16) vst1q_s8(buf, vpad);
+    for (const int8_t *s = xr; j < pw + cols; j++, buf += 16, s += xsw) vst1q_s8(buf, vld1q_z_s8(s, pc));
+    for (; j < Wp; j++, buf += 16) vst1q_s8(buf, vpad);
   }
 }
 
