@@ -684,26 +684,34 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
   r.vpad = vdupq_n_s8((int8_t)-c->in_off);
   r.vlo = vdupq_n_s8((int8_t)c->amin); r.vhi = vdupq_n_s8((int8_t)c->amax);
   r.oo = (int16_t)c->out_off;
+  const int8_t *wts = c->w;
+  const int32_t *bia = c->bias, *mul = c->mult, *shf = c->shift, in_off = c->in_off;
   for (int32_t c0 = 0; c0 < O; c0 += 16) {
     const int32_t live = O - c0 < 16 ? O - c0 : 16;
     r.pc = vctp8q((uint32_t)live);
-    /* the block's constants, lane j of group g = channel c0 + 4 j + g (absent channels: 0, a valid requant) */
+    /* the block's constants, lane j of group g = channel c0 + 4 j + g (absent channels: 0, a valid requant):
+     * the weight sums in int16 (at most 64 taps of |w| <= 128), widened into the four groups like the
+     * accumulators; bias, multipliers and shifts gathered in that order */
     qdl_block b;
-    int32_t cs[4][4], mu[4][4], sh[4][4];
-    r.pairs = true;
-    for (int32_t i = 0; i < 16; i++) {
-      const int32_t oc = c0 + i;
-      uint32_t wsum = 0;
-      for (int32_t t = 0; i < live && t < T; t++) {
-        const int8_t wv = c->w[(ptrdiff_t)t * O + oc];
-        wsum += (uint32_t)(int32_t)wv;
-        if (wv == -128) r.pairs = false;
-      }
-      cs[i & 3][i >> 2] = i < live ? (int32_t)((c->bias ? (uint32_t)c->bias[oc] : 0u) + (uint32_t)c->in_off * wsum) : 0;
-      mu[i & 3][i >> 2] = i < live ? c->mult[oc] : 1;
-      sh[i & 3][i >> 2] = i < live ? c->shift[oc] : -1;
+    int16x8_t se = vdupq_n_s16(0), so = vdupq_n_s16(0);
+    int32_t wmin = 127;
+    for (int32_t t = 0; t < T; t++) {
+      const int8x16_t wv = vld1q_z_s8(wts + (ptrdiff_t)t * O + c0, r.pc);
+      se = vaddq_s16(se, vmovlbq_s8(wv));
+      so = vaddq_s16(so, vmovltq_s8(wv));
+      wmin = vminvq_s8((int8_t)wmin, wv);
     }
-    for (int32_t g = 0; g < 4; g++) { b.cst[g] = vld1q_s32(cs[g]); b.vm[g] = vld1q_s32(mu[g]); b.vs[g] = vld1q_s32(sh[g]); }
+    r.pairs = wmin != -128;
+    const int32x4_t ws[4] = {vmovlbq_s16(se), vmovlbq_s16(so), vmovltq_s16(se), vmovltq_s16(so)};
+    const uint32x4_t four = vmulq_n_u32(vidupq_n_u32(0, 1), 4);  /* 0, 4, 8, 12 */
+    for (int32_t g = 0; g < 4; g++) {
+      const uint32x4_t off = vaddq_n_u32(four, (uint32_t)g);
+      const mve_pred16_t pg = vcmpgtq_s32(vdupq_n_s32(live - g), vreinterpretq_s32_u32(four));  /* 4 j + g < live */
+      const int32x4_t bias = bia ? vldrwq_gather_shifted_offset_z_s32(bia + c0, off, pg) : vdupq_n_s32(0);
+      b.cst[g] = vpselq_s32(vaddq_s32(bias, vmulq_n_s32(ws[g], in_off)), vdupq_n_s32(0), pg);
+      b.vm[g] = vpselq_s32(vldrwq_gather_shifted_offset_z_s32(mul + c0, off, pg), vdupq_n_s32(1), pg);
+      b.vs[g] = vpselq_s32(vldrwq_gather_shifted_offset_z_s32(shf + c0, off, pg), vdupq_n_s32(-1), pg);
+    }
     r.w = c->w + c0;
     if (padded) {
       for (int32_t n = 0; n < c->y.n; n++) {
