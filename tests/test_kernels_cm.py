@@ -58,7 +58,8 @@ class M(nn.Module):
 """, [(1, 16, 9, 7), (1, 1, 21, 10), (1, 3, 11, 13)]),
     # depthwise, depth multiplier 1: 16, 19, 40 and 3 channels, 3x3 and 5x5, strides 1 and 2, padding,
     # relu, odd sizes, a plane wider than 16 columns; one input channel to 130 outputs with 36 taps (too
-    # many weights for the transposed-GEMM route: the input tap broadcast to the lanes)
+    # many weights for the transposed-GEMM route: the input tap broadcast to the lanes); 32 channels on a
+    # 24x25 image (too large to pad whole: a band of rows per output row), strides 1 and 2
     "cm_dw_lanes": ("""
 class M(nn.Module):
     def __init__(self):
@@ -71,10 +72,12 @@ class M(nn.Module):
         self.f = nn.Conv2d(16, 16, 3, groups=16)
         self.g = nn.Conv2d(3, 3, 3, stride=2, padding=1, groups=3)
         self.h = nn.Conv2d(1, 130, 6, stride=2, padding=2)
-    def forward(self, x, y, z, u, s):
+        self.i = nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.j = nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=32)
+    def forward(self, x, y, z, u, s, v):
         return (F.relu(self.a(x)), self.b(x), self.c(x), self.d(y), F.relu(self.e(y)), self.f(z), self.g(u),
-                self.h(s))
-""", [(1, 19, 7, 9), (1, 40, 9, 6), (1, 16, 5, 21), (1, 3, 8, 8), (1, 1, 13, 11)]),
+                self.h(s), F.relu(self.i(v)), self.j(v))
+""", [(1, 19, 7, 9), (1, 40, 9, 6), (1, 16, 5, 21), (1, 3, 8, 8), (1, 1, 13, 11), (1, 32, 24, 25)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""

@@ -612,9 +612,9 @@ static void qdl_asm_row(qdl_asm_blk *blk) { (void)blk; }
 #endif
 
 /* The block's input with its padding (-in_off) in a stack buffer, so that every window lies inside:
- * Hp x Wp pixels of es bytes (16 channels, or the one input channel when broadcasting) */
-static void qdl_pad_image(const qconv *c, const int8_t *xn, int8_t *buf, int32_t Hp, int32_t Wp, bool bcast,
-                          mve_pred16_t pc, int8x16_t vpad) {
+ * padded rows r0 .. r0+Hp-1, Wp pixels of es bytes (16 channels, or the one input channel when broadcasting) */
+static void qdl_pad_image(const qconv *c, const int8_t *xn, int8_t *buf, int32_t r0, int32_t Hp, int32_t Wp,
+                          bool bcast, mve_pred16_t pc, int8x16_t vpad) {
   /* locals: the int8 stores below may alias *c */
   const int32_t ph = c->ph, pw = c->pw, H = c->x.h, W = c->x.w;
   const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw;
@@ -622,7 +622,7 @@ static void qdl_pad_image(const qconv *c, const int8_t *xn, int8_t *buf, int32_t
   /* padded columns [pw, pw + cols) hold input columns [0, cols) */
   const int32_t cols = W < Wp - pw ? W : Wp - pw;
   for (int32_t i = 0; i < Hp; i++) {
-    const int32_t ih = i - ph;
+    const int32_t ih = r0 + i - ph;
     const int8_t *xr = xn + (ptrdiff_t)ih * xsh;
     if (bcast) {
       for (int32_t j = 0; j < Wp; j++) *buf++ = ih >= 0 && ih < H && j >= pw && j < pw + cols ? xr[(ptrdiff_t)(j - pw) * xsw] : pad;
@@ -673,6 +673,9 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t es = bcast ? 1 : 16;
   const int32_t Hp = (OH - 1) * c->sh + (KH - 1) * c->dh + 1, Wp = (OW - 1) * c->sw + (KW - 1) * c->dw + 1;
   const bool padded = (int64_t)Hp * Wp * es <= QDL_PAD;
+  /* too large: a band of the rows one output row reads (asm blocks only: see the loop) */
+  const int32_t Hb = (KH - 1) * c->dh + 1;
+  const bool band_fits = !padded && !bcast && QDL_ASM && c->dw == 1 && (int64_t)Hb * Wp * 16 <= QDL_PAD;
   int8_t pbuf[QDL_PAD] __attribute__((aligned(16)));
   ptrdiff_t ptoff[QDL_TAPS];
   for (int32_t kh = 0; padded && kh < KH; kh++)
@@ -688,6 +691,7 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t *bia = c->bias, *mul = c->mult, *shf = c->shift, in_off = c->in_off;
   for (int32_t c0 = 0; c0 < O; c0 += 16) {
     const int32_t live = O - c0 < 16 ? O - c0 : 16;
+    const bool band = band_fits && live == 16;
     r.pc = vctp8q((uint32_t)live);
     /* the block's constants, lane j of group g = channel c0 + 4 j + g (absent channels: 0, a valid requant):
      * the weight sums in int16 (at most 64 taps of |w| <= 128), widened into the four groups like the
@@ -715,7 +719,7 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
     r.w = c->w + c0;
     if (padded) {
       for (int32_t n = 0; n < c->y.n; n++) {
-        qdl_pad_image(c, x + n * c->x.sn + (bcast ? 0 : c0), pbuf, Hp, Wp, bcast, r.pc, r.vpad);
+        qdl_pad_image(c, x + n * c->x.sn + (bcast ? 0 : c0), pbuf, 0, Hp, Wp, bcast, r.pc, r.vpad);
         qdl_row rp = r;
         rp.toff = ptoff;
         rp.x = pbuf;
@@ -740,6 +744,23 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
         if (bcast) (live == 16 ? qdl_in_bcast : qdl_in_bcast_part)(&b, &rp, OH, xrow, c->y.sh);
         else (live == 16 ? qdl_in_full : qdl_in_part)(&b, &rp, OH, xrow, c->y.sh);
       }
+      continue;
+    }
+    if (band) {  /* large images, whole blocks: the rows one output row reads, padded, then the asm row */
+      int8_t wpk[QDL_TAPS * 16] __attribute__((aligned(16)));
+      for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_s8(r.w + (ptrdiff_t)tp * O));
+      qdl_asm_blk ab;
+      for (int32_t g = 0; g < 4; g++) { ab.cst[g] = b.cst[g]; ab.vm[g] = b.vm[g]; ab.vs[g] = b.vs[g]; }
+      ab.vlo = r.vlo; ab.vhi = r.vhi; ab.w = wpk; ab.O = O; ab.KH = KH; ab.KW = KW;
+      ab.rowadj = (int32_t)(((ptrdiff_t)c->dh * Wp - KW) * 16);
+      ab.xstep = (int32_t)c->sw * 16; ab.ystep = (int32_t)c->y.sw; ab.npix = OW; ab.oo = c->out_off;
+      ab.x = pbuf;
+      for (int32_t n = 0; n < c->y.n; n++)
+        for (int32_t oh = 0; oh < OH; oh++) {
+          qdl_pad_image(c, x + n * c->x.sn + c0, pbuf, oh * c->sh, Hb, Wp, false, r.pc, r.vpad);
+          ab.y = y + n * c->y.sn + (ptrdiff_t)oh * c->y.sh + c0;
+          qdl_asm_row(&ab);
+        }
       continue;
     }
     for (int32_t n = 0; n < c->y.n; n++)
