@@ -513,12 +513,12 @@ CM_HOT static void qdl_in_bcast_part(const qdl_block *b, const qdl_row *r, int32
   qdl_rows_in(b, r, rows, xrow, yrow, false, true);
 }
 
-/* The padded path's hot loop for whole 16-channel blocks (unit column dilation: a kernel row's taps are
- * 16 bytes apart in the padded image; the block's weights packed 16 bytes a tap), one output row a call,
- * in asm (GCC spills this loop): per tap
- * the input and weight vectors, vmullb/vmullt into two int16 vectors and their four widenings added
- * onto the accumulators q0..q3 (channels 4j, 4j+1, 4j+2, 4j+3 on lanes j; |x w| <= 2^14, so each tap's
- * products fit the int16 lanes), then the requantisation, narrows and one 16-byte store per pixel. */
+/* The padded path's hot loop for a 16-channel block (unit column dilation: a kernel row's taps are 16
+ * bytes apart in the padded image; the block's weights packed 16 bytes a tap, zero past the live
+ * channels), one output row a call, in asm (GCC spills this loop): per tap the input and weight vectors,
+ * vmullb/vmullt into two int16 vectors and their four widenings added onto the accumulators q0..q3
+ * (channels 4j, 4j+1, 4j+2, 4j+3 on lanes j; |x w| <= 2^14, so each tap's products fit the int16 lanes),
+ * then the requantisation, narrows and one 16-byte store a pixel, predicated to the live channels. */
 typedef struct {
   int32x4_t cst[4], vm[4], vs[4];  /*   0, 64, 128: see qdl_block */
   int8x16_t vlo, vhi;              /* 192, 208 */
@@ -531,9 +531,11 @@ typedef struct {
   int32_t xstep, ystep;            /* 252, 256 */
   int32_t npix;                    /* 260 */
   int32_t oo;                      /* 264 */
+  uint32_t storep;                 /* 268: predicate of the block's live channels */
 } qdl_asm_blk;
 _Static_assert(offsetof(qdl_asm_blk, vlo) == 192 && offsetof(qdl_asm_blk, x) == 224 &&
-               offsetof(qdl_asm_blk, npix) == 260 && offsetof(qdl_asm_blk, oo) == 264, "qdl_asm_row offsets");
+               offsetof(qdl_asm_blk, npix) == 260 && offsetof(qdl_asm_blk, oo) == 264 &&
+               offsetof(qdl_asm_blk, storep) == 268, "qdl_asm_row offsets");
 #ifdef __OPTIMIZE__  /* r7 is the frame pointer at -O0 */
 #define QDL_ASM 1
 #define QDL_REQ(acc, off)                                                                               \
@@ -594,7 +596,10 @@ __attribute__((noinline)) static void qdl_asm_row(qdl_asm_blk *blk) {
       "vmax.s8 q6, q6, q7\n\t"
       "vldrw.u32 q7, [%[b], #208]\n\t"
       "vmin.s8 q6, q6, q7\n\t"
-      "vstrb.8 q6, [r7]\n\t"
+      "ldr r0, [%[b], #268]\n\t"
+      "vmsr p0, r0\n\t"
+      "vpst\n\t"
+      "vstrbt.8 q6, [r7]\n\t"
       "ldrd r0, r1, [%[b], #252]\n\t"
       "add r6, r6, r0\n\t"
       "add r7, r7, r1\n\t"
@@ -691,7 +696,7 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t *bia = c->bias, *mul = c->mult, *shf = c->shift, in_off = c->in_off;
   for (int32_t c0 = 0; c0 < O; c0 += 16) {
     const int32_t live = O - c0 < 16 ? O - c0 : 16;
-    const bool band = band_fits && live == 16;
+    const bool band = band_fits;
     r.pc = vctp8q((uint32_t)live);
     /* the block's constants, lane j of group g = channel c0 + 4 j + g (absent channels: 0, a valid requant):
      * the weight sums in int16 (at most 64 taps of |w| <= 128), widened into the four groups like the
@@ -726,14 +731,14 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
         rp.xstep = (ptrdiff_t)c->sw * es;
         rp.y = y + n * c->y.sn + c0;
         const ptrdiff_t xrow = (ptrdiff_t)c->sh * Wp * es;
-        if (QDL_ASM && !bcast && live == 16 && c->dw == 1) {
+        if (QDL_ASM && !bcast && c->dw == 1) {
           int8_t wpk[QDL_TAPS * 16] __attribute__((aligned(16)));
-          for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_s8(r.w + (ptrdiff_t)tp * O));
+          for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_z_s8(r.w + (ptrdiff_t)tp * O, r.pc));
           qdl_asm_blk ab;
           for (int32_t g = 0; g < 4; g++) { ab.cst[g] = b.cst[g]; ab.vm[g] = b.vm[g]; ab.vs[g] = b.vs[g]; }
           ab.vlo = r.vlo; ab.vhi = r.vhi; ab.w = wpk; ab.O = O; ab.KH = KH; ab.KW = KW;
           ab.rowadj = (int32_t)(((ptrdiff_t)c->dh * Wp - KW) * 16);
-          ab.xstep = (int32_t)rp.xstep; ab.ystep = (int32_t)c->y.sw; ab.npix = OW; ab.oo = c->out_off;
+          ab.xstep = (int32_t)rp.xstep; ab.ystep = (int32_t)c->y.sw; ab.npix = OW; ab.oo = c->out_off; ab.storep = r.pc;
           for (int32_t oh = 0; oh < OH; oh++) {
             ab.x = pbuf + oh * xrow;
             ab.y = rp.y + (ptrdiff_t)oh * c->y.sh;
@@ -748,12 +753,12 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
     }
     if (band) {  /* large images, whole blocks: the rows one output row reads, padded, then the asm row */
       int8_t wpk[QDL_TAPS * 16] __attribute__((aligned(16)));
-      for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_s8(r.w + (ptrdiff_t)tp * O));
+      for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_z_s8(r.w + (ptrdiff_t)tp * O, r.pc));
       qdl_asm_blk ab;
       for (int32_t g = 0; g < 4; g++) { ab.cst[g] = b.cst[g]; ab.vm[g] = b.vm[g]; ab.vs[g] = b.vs[g]; }
       ab.vlo = r.vlo; ab.vhi = r.vhi; ab.w = wpk; ab.O = O; ab.KH = KH; ab.KW = KW;
       ab.rowadj = (int32_t)(((ptrdiff_t)c->dh * Wp - KW) * 16);
-      ab.xstep = (int32_t)c->sw * 16; ab.ystep = (int32_t)c->y.sw; ab.npix = OW; ab.oo = c->out_off;
+      ab.xstep = (int32_t)c->sw * 16; ab.ystep = (int32_t)c->y.sw; ab.npix = OW; ab.oo = c->out_off; ab.storep = r.pc;
       ab.x = pbuf;
       for (int32_t n = 0; n < c->y.n; n++)
         for (int32_t oh = 0; oh < OH; oh++) {
