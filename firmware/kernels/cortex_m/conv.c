@@ -1,12 +1,14 @@
 /* cortex_m:: int8 convolution (dense and grouped). */
-#include "cm_conv.h"
+#include "cm_gemm.h"
 #ifdef CM_DSP
 #include "dsp_conv.h"
 #endif
 
 /* dense and grouped convolution (the depthwise operators are in depthwise.c) */
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
-#ifdef CM_DSP
+#ifdef CM_MVE
+  if (qconv_mve(c, x, y)) return;
+#elif defined(CM_DSP)
   if (cm_dsp_conv(c, x, y)) return;
 #endif
   const int32_t O = c->y.c;

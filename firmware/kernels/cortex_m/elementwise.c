@@ -14,6 +14,47 @@ static et_status ew2(et_kctx *ctx, et_value *const *args, uint32_t ai, uint32_t 
   return ET_OK;
 }
 
+/* The same elements, in the same order, in a, b and out (no broadcast, one layout): n of them */
+CM_UNUSED static bool ew_flat(const et_ew *w, const et_tensor *a, const et_tensor *b, const et_tensor *out) {
+  return (int64_t)w->n == et_numel(a) && (int64_t)w->n == et_numel(b) && et_same_layout(a, out) &&
+         et_same_layout(b, out);
+}
+
+#ifdef CM_MVE
+/* cm_requant on four lanes for shift in [-31, 0]: shift 0 is the doubling high multiply alone, which is
+ * (v * mult + 2^30) >> 31 exactly (mult > 0: it never saturates); the larger input of an add has it */
+static inline bool qadd_req_ok(int32_t mult, int32_t shift) { return mult > 0 && shift <= 0 && shift >= -31; }
+__attribute__((always_inline)) static inline int32x4_t qadd_req(int32x4_t v, int32_t mult, int32_t shift) {
+  return shift ? cm_requant_vn(v, mult, shift) : vqrdmulhq_n_s32(v, mult);
+}
+
+/* quantized_add on four lanes: exact where qadd_req_ok holds for all three requantisations */
+CM_HOT static void qadd_mve(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n, const int32_t *p) {
+  const int32_t az = p[0], am = p[1], as = p[2], bz = p[3], bm = p[4], bs = p[5], oz = p[6], om = p[7], os = p[8];
+  const int32x4_t lo = vdupq_n_s32(p[9]), hi = vdupq_n_s32(p[10]);
+  for (uint32_t i = 0; i < n; i += 4) {
+    const mve_pred16_t pr = vctp32q(n - i);
+    const int32x4_t xa = qadd_req(vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(x + i, pr), az), 20), am, as);
+    const int32x4_t xb = qadd_req(vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(z + i, pr), bz), 20), bm, bs);
+    /* wrapping sums, as the scalar form */
+    const int32x4_t r = vaddq_n_s32(qadd_req(vaddq_s32(xa, xb), om, os), oz);
+    vstrbq_p_s32(y + i, vminq_s32(vmaxq_s32(r, lo), hi), pr);
+  }
+}
+
+/* quantized_mul on four lanes: exact where qadd_req_ok(om, os) */
+CM_HOT static void qmul_mve(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n, int32_t az, int32_t bz,
+                            int32_t oz, int32_t om, int32_t os) {
+  const int32x4_t lo = vdupq_n_s32(-128), hi = vdupq_n_s32(127);
+  for (uint32_t i = 0; i < n; i += 4) {
+    const mve_pred16_t pr = vctp32q(n - i);
+    const int32x4_t pa = vsubq_n_s32(vldrbq_z_s32(x + i, pr), az), pb = vsubq_n_s32(vldrbq_z_s32(z + i, pr), bz);
+    const int32x4_t r = vaddq_n_s32(qadd_req(vmulq_s32(pa, pb), om, os), oz);
+    vstrbq_p_s32(y + i, vminq_s32(vmaxq_s32(r, lo), hi), pr);
+  }
+}
+#endif
+
 /* quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other,
  *   int other_zero_point, int other_multiplier, int other_shift, int output_zero_point,
  *   int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) */
@@ -29,6 +70,14 @@ ET_OP("cortex_m::quantized_add.out", k_cm_quantized_add_out) {
   if (a->dtype != ET_CHAR || b->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
   const int8_t *x = (const int8_t *)a->data, *z = (const int8_t *)b->data;
   int8_t *y = (int8_t *)out->data;
+#ifdef CM_MVE
+  if (qadd_req_ok(am, as) && qadd_req_ok(bm, bs) && qadd_req_ok(om, os) && w.n <= UINT32_MAX &&
+      ew_flat(&w, a, b, out)) {
+    const int32_t p[11] = {az, am, as, bz, bm, bs, oz, om, os, lo, hi};
+    qadd_mve(x, z, y, (uint32_t)w.n, p);
+    return ET_OK;
+  }
+#endif
   for (size_t i = 0; i < w.n; i++) {
     int32_t xa = cm_requant((int32_t)((uint32_t)((int32_t)x[w.it.off[1]] - az) << 20), am, as);
     int32_t xb = cm_requant((int32_t)((uint32_t)((int32_t)z[w.it.off[2]] - bz) << 20), bm, bs);
@@ -52,6 +101,12 @@ ET_OP("cortex_m::quantized_mul.out", k_cm_quantized_mul_out) {
   if (a->dtype != ET_CHAR || b->dtype != ET_CHAR || out->dtype != ET_CHAR) BAD(0);
   const int8_t *x = (const int8_t *)a->data, *z = (const int8_t *)b->data;
   int8_t *y = (int8_t *)out->data;
+#ifdef CM_MVE
+  if (qadd_req_ok(om, os) && w.n <= UINT32_MAX && ew_flat(&w, a, b, out)) {
+    qmul_mve(x, z, y, (uint32_t)w.n, az, bz, oz, om, os);
+    return ET_OK;
+  }
+#endif
   for (size_t i = 0; i < w.n; i++) {
     int32_t p = ((int32_t)x[w.it.off[1]] - az) * ((int32_t)z[w.it.off[2]] - bz);
     int32_t r = cm_requant(p, om, os);

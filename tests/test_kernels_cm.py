@@ -1,0 +1,173 @@
+"""cortex_m:: int8 kernels on the shapes real networks have (the Helium GEMM conv, depthwise with
+channels on the vector lanes, pools and elementwise ops), bit for bit against executorch's Python
+reference ops (etdeploy.oracle.run_cortex_m_reference).
+
+Each case is one module with several layers (one export each, cached under .cache/kernels_cm keyed by
+the source, inputs and package versions): channel counts that are not multiples of 16 (vector tails)
+or of 4 (channel-group tails), strides 1 and 2, padding, 5x5 and 10x4 kernels, pointwise layers with
+many channels and short rows (K < 16), odd spatial sizes. Run on the host build (the portable C paths)
+and in one image on corstone300 under QEMU (Cortex-M55: the Helium paths)."""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from support.compare import assert_close
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "kernels_cm"
+HEADER = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
+
+# name -> (module source (class M), input shapes (NCHW, given channels_last))
+CASES: dict[str, tuple[str, list[tuple]]] = {
+    # pointwise: many channels (96 -> 130), K < 16 (5 -> 9), K not a multiple of 16 (24 -> 37, 70 -> 33),
+    # stride 2, a 1x1 with padding (the im2col path), relu ranges
+    "cm_pointwise": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(24, 37, 1)
+        self.b = nn.Conv2d(24, 16, 1, stride=2)
+        self.c = nn.Conv2d(5, 9, 1)
+        self.d = nn.Conv2d(96, 130, 1)
+        self.e = nn.Conv2d(70, 33, 1, padding=1)
+        self.f = nn.Conv2d(96, 70, 1)
+    def forward(self, x, y, z):
+        return self.a(x), F.relu(self.b(x)), self.c(y), F.relu(self.d(z)), self.e(self.f(z))
+""", [(1, 24, 7, 9), (1, 5, 6, 5), (1, 96, 3, 5)]),
+    # KxK through im2col: 3x3 pad 1 (16 -> 19), stride 2, 5x5 pad 2, the DS-CNN stem (10x4, stride 2,
+    # padding (5, 1), one input channel), no padding on odd sizes, 3 input channels, a 1x3 kernel (the
+    # reference has no int dilation)
+    "cm_conv_kxk": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(16, 19, 3, padding=1)
+        self.b = nn.Conv2d(16, 8, 3, stride=2, padding=1)
+        self.c = nn.Conv2d(16, 6, 5, padding=2)
+        self.d = nn.Conv2d(1, 12, (10, 4), stride=2, padding=(5, 1))
+        self.e = nn.Conv2d(3, 10, 3, stride=2)
+        self.f = nn.Conv2d(16, 5, (1, 3), padding=(0, 1))
+    def forward(self, x, s, r):
+        return F.relu(self.a(x)), self.b(x), self.c(x), F.relu(self.d(s)), self.e(r), self.f(x)
+""", [(1, 16, 9, 7), (1, 1, 21, 10), (1, 3, 11, 13)]),
+    # depthwise, depth multiplier 1: 16, 19, 40 and 3 channels, 3x3 and 5x5, strides 1 and 2, padding,
+    # relu, odd sizes, a plane wider than 16 columns; one input channel to 130 outputs with 36 taps (too
+    # many weights for the transposed-GEMM route: the input tap broadcast to the lanes); 32 channels on a
+    # 24x25 image (too large to pad whole: a band of rows per output row), strides 1 and 2
+    "cm_dw_lanes": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(19, 19, 3, padding=1, groups=19)
+        self.b = nn.Conv2d(19, 19, 3, stride=2, padding=1, groups=19)
+        self.c = nn.Conv2d(19, 19, 5, padding=2, groups=19)
+        self.d = nn.Conv2d(40, 40, 5, stride=2, padding=2, groups=40)
+        self.e = nn.Conv2d(40, 40, 3, padding=1, groups=40)
+        self.f = nn.Conv2d(16, 16, 3, groups=16)
+        self.g = nn.Conv2d(3, 3, 3, stride=2, padding=1, groups=3)
+        self.h = nn.Conv2d(1, 130, 6, stride=2, padding=2)
+        self.i = nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.j = nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=32)
+    def forward(self, x, y, z, u, s, v):
+        return (F.relu(self.a(x)), self.b(x), self.c(x), self.d(y), F.relu(self.e(y)), self.f(z), self.g(u),
+                self.h(s), F.relu(self.i(v)), self.j(v))
+""", [(1, 19, 7, 9), (1, 40, 9, 6), (1, 16, 5, 21), (1, 3, 8, 8), (1, 1, 13, 11), (1, 32, 24, 25)]),
+    # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
+    # quantized add (and with relu, a residual) and mul
+    "cm_pool_ew": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 40, 1)
+    def forward(self, x, a, b):
+        y = self.c(x)
+        return (F.avg_pool2d(y, 3, 2, 1), F.avg_pool2d(y, (5, 3)), F.max_pool2d(y, 3, 1, 1),
+                F.max_pool2d(y, 2), a + b, F.relu(a + b), a * b)
+""", [(1, 3, 10, 7), (1, 37, 5, 3), (1, 37, 5, 3)]),
+}
+
+
+def _source(name: str) -> str:
+    return HEADER + CASES[name][0]
+
+
+def _key(name: str) -> str:
+    h = hashlib.sha256(_source(name).encode() + json.dumps(CASES[name][1]).encode())
+    for pkg in ("torch", "executorch"):
+        h.update(md.version(pkg).encode())
+    return h.hexdigest()[:16]
+
+
+def _export(name: str) -> Path:
+    """-> dir with m.pte, m.bpte (inputs + expected outputs) and ref.npz (the reference ops' outputs)"""
+    d = CACHE / f"{name}-{_key(name)}"
+    if (d / "ref.npz").exists():
+        return d
+    import torch
+    from etdeploy import exporting, oracle
+    ns: dict = {}
+    exec(compile(_source(name), f"<kernels_cm:{name}>", "exec"), ns)
+    torch.manual_seed(0)
+    module = ns["M"]().eval().to(memory_format=torch.channels_last)
+    rng = np.random.default_rng(int(hashlib.sha256(name.encode()).hexdigest()[:8], 16))
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in CASES[name][1]]
+    ex = tuple(torch.from_numpy(a).contiguous(memory_format=torch.channels_last) for a in arrays)
+    gen = torch.Generator().manual_seed(1)
+    calib = [ex] + [exporting.random_like(ex, gen) for _ in range(4)]
+    d.mkdir(parents=True, exist_ok=True)
+    res = exporting.export_model(module, ex, d, "m", flow="cortex_m", case_inputs=[ex], calibration=calib)
+    ops = res.operators["forward"]
+    ref = oracle.run_cortex_m_reference(res.pte, [np.ascontiguousarray(t.numpy()) for t in ex])
+    (d / "ops.json").write_text(json.dumps(ops))
+    np.savez(d / "ref.npz", *[np.asarray(r) for r in ref])
+    return d
+
+
+def _ref(d: Path) -> list[np.ndarray]:
+    z = np.load(d / "ref.npz")
+    return [z[f"arr_{i}"] for i in range(len(z.files))]
+
+
+EXPECTED_OPS = {
+    "cm_pointwise": {"cortex_m::quantized_conv2d.out"},
+    "cm_conv_kxk": {"cortex_m::quantized_conv2d.out"},
+    "cm_dw_lanes": {"cortex_m::quantized_depthwise_conv2d.out"},
+    "cm_pool_ew": {"cortex_m::quantized_avg_pool2d.out", "cortex_m::quantized_max_pool2d.out",
+                   "cortex_m::quantized_add.out", "cortex_m::quantized_mul.out"},
+}
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case_on_host(name):
+    """The host build (portable C paths) against the reference ops, bit for bit; the case really
+    exercises the int8 operators it is there for."""
+    from support.hostrun import run_host
+    d = _export(name)
+    ops = set(json.loads((d / "ops.json").read_text()))
+    assert EXPECTED_OPS[name] <= ops, f"{name}: the export has {sorted(ops)}"
+    assert_close(run_host(d / "m.bpte"), _ref(d), f"host/{name}", exact=True)
+
+
+@pytest.mark.emu
+def test_cases_on_corstone300():
+    """Every case in one image on the Cortex-M55 (QEMU mps3-an547, Helium paths), bit for bit."""
+    from conftest import need_tool
+    from etdeploy import config
+    from support.boardrun import outputs_per_program
+    b = config.load_board("corstone300")
+    tc = config.board_toolchain(b, require=False)
+    if tc.locate() is None:
+        need_tool(tc.compiler(), tc.package)
+    need_tool(b.emulator.binary, b.emulator.package)
+    names = sorted(CASES)
+    dirs = [_export(n) for n in names]
+    per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=0", "atol=0")
+    for name, d, ours in zip(names, dirs, per):
+        assert_close(ours, _ref(d), f"corstone300/{name}", exact=True)
