@@ -258,7 +258,8 @@ def mathexe(request, tmp_path_factory):
     subprocess.run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
                     "-fno-sanitize-recover=undefined", *extra, f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
                     str(d / "drv.c"), str(KDIR / "etmath.c"), str(KDIR / "kernel_util.c"),
-                    str(ROOT / "firmware" / "runtime" / "et_tensor.c"), "-o", str(exe)],
+                    str(ROOT / "firmware" / "runtime" / "et_tensor.c"),
+                    str(ROOT / "firmware" / "runtime" / "et_numfmt.c"), "-o", str(exe)],
                    check=True, capture_output=True)
 
     def run(fn, x, out_dtype=np.float32):
@@ -463,7 +464,7 @@ def test_kernels_direct(tmp_path):
     import torch
     (tmp_path / "drv.c").write_text(UNIT_DRIVER)
     exe = tmp_path / "drv"
-    srcs = [str(KDIR / f) for f in MY_FILES] + [str(ROOT / "firmware" / "runtime" / "et_tensor.c")]
+    srcs = [str(KDIR / f) for f in MY_FILES] + [str(ROOT / "firmware" / "runtime" / f) for f in ("et_tensor.c", "et_numfmt.c")]
     p = subprocess.run(["gcc", "-std=c11", "-O1", "-Wall", "-Wextra", "-fsanitize=address,undefined",
                         "-fno-sanitize-recover=undefined", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
                         str(tmp_path / "drv.c"), *srcs, "-o", str(exe)], capture_output=True, text=True)

@@ -297,7 +297,7 @@ def test_bad_arguments(tmp_path):
     need = shutil.which("gcc") or pytest.skip("gcc not installed")
     exe = tmp_path / "drv"
     srcs = [str(KDIR / f) for f in MY_FILES + ["assign.c", "kernel_util.c", "etmath.c"]] + \
-           [str(ROOT / "firmware" / "runtime" / "et_tensor.c")]   # scalar_tensor lives in assign.c (opsa)
+           [str(ROOT / "firmware" / "runtime" / f) for f in ("et_tensor.c", "et_numfmt.c")]   # scalar_tensor lives in assign.c (opsa)
     p = subprocess.run([need, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
                         "-fno-sanitize-recover=undefined", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
                         str(ROOT / "tests" / "support" / "kernels_d_errors.c"), *srcs, "-o", str(exe)],

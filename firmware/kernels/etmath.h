@@ -6,9 +6,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-/* ---- bit access ---- */
-static inline uint32_t et_f32_bits(float f) { union { float f; uint32_t u; } c; c.f = f; return c.u; }
-static inline float et_bits_f32(uint32_t u) { union { float f; uint32_t u; } c; c.u = u; return c.f; }
+#include "et_numfmt.h"   /* bit access, half/bfloat16, float -> int64: shared with the runtime */
 
 static inline bool et_isnanf(float x) { return (et_f32_bits(x) & 0x7fffffffu) > 0x7f800000u; }
 static inline bool et_isinff(float x) { return (et_f32_bits(x) & 0x7fffffffu) == 0x7f800000u; }
@@ -45,14 +43,5 @@ float et_tanhf(float x);
 float et_sigmoidf(float x);      /* 1 / (1 + exp(-x)), no overflow */
 float et_erff(float x);          /* absolute error < 2e-7 */
 float et_powf(float x, float y); /* a few ulp; integer y exact-ish by repeated squaring */
-
-/* ---- half / bfloat16 (round to nearest even, denormals, inf, NaN) ---- */
-float et_half_to_float(uint16_t h);
-uint16_t et_float_to_half(float f);
-static inline float et_bf16_to_float(uint16_t b) { return et_bits_f32((uint32_t)b << 16); }
-uint16_t et_float_to_bf16(float f);
-
-/* float -> int64 with C truncation, saturating, NaN -> 0 (no UB). */
-int64_t et_f32_to_i64(float f);
 
 #endif

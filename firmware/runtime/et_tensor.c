@@ -1,9 +1,9 @@
 /* Tensor basics shared by the runtime and every kernel (declared in et_tensor.h): scalar values
  * without double arithmetic, dtype sizes and kinds, numel/resize, generic element load/store, and
  * PyTorch type promotion. The runtime's loader, bundled-case checker and link use them; kernels get
- * them through et_kernel.h. Float16/bfloat16 conversions and rounding come from etmath. */
+ * them through et_kernel.h. Float16/bfloat16 conversions come from et_numfmt (runtime), never from kernels. */
 #include "et_tensor.h"
-#include "etmath.h"
+#include "et_numfmt.h"
 
 /* ---------------- doubles as bits ---------------- */
 float et_double_bits_to_float(uint64_t bits) {
