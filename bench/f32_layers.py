@@ -69,8 +69,8 @@ def main(argv=None):
             d = real_nets.export(net, lay)
             tag = f"{net}-{lay}"
             kinds = layer_kinds(d / "m.pte")
-            ticks = mcu_work.per_instruction_ticks(run(d / "m.pte", a.board, True, tag))
-            total = mcu_work.exec_ticks(run(d / "m.pte", a.board, False, tag)) * ipt
+            ticks = mcu_work.per_instruction_ticks(run(d / "m.bpte", a.board, True, tag))
+            total = mcu_work.exec_ticks(run(d / "m.bpte", a.board, False, tag)) * ipt
             macs = sum(m for _, _, m in kinds)
             per: dict[str, list[float]] = {}
             for idx, kind, m in kinds:
