@@ -35,9 +35,9 @@ def layer_kinds(path: Path) -> list[tuple[int, str, int]]:
         kind = ins.kind
         if kind == "conv":
             body = plan["chains"][0]["instructions"][ins.index]["instr_args"]
-            w = pte._describe(vals[body["args"][1]])
+            x, w = (pte._describe(vals[body["args"][i]]) for i in (0, 1))
             cpg, ksz = w.sizes[1], prod(w.sizes[2:])
-            kind = "conv dw" if cpg == 1 else ("conv 1x1" if ksz == 1 else "conv kxk")
+            kind = "conv dw" if cpg == 1 and x.sizes[1] > 1 else ("conv 1x1" if ksz == 1 else "conv kxk")
         elif kind == "other":
             kind = ins.op.split("::")[-1].split(".")[0]
         out.append((ins.index, kind, ins.macs))

@@ -67,7 +67,8 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x) * 1.0, self.b(x) * 1.0, self.c(x) * 1.0, self.d(x) * 1.0, self.e(x) * 1.0
 """, [((1, 18, 9, 10), "cl")]),
-    # NCHW depthwise and 3x3 with many channels
+    # NCHW depthwise (Helium: channels gathered from the planes) and NCHW convs of 8+ output channels
+    # (outputs scattered to the planes), padded taps on every border, a 3-channel first layer
     "depthwise_nchw": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -75,11 +76,13 @@ class M(torch.nn.Module):
         self.a = torch.nn.Conv2d(20, 20, 3, padding=1, groups=20)
         self.b = torch.nn.Conv2d(20, 20, 5, stride=2, padding=2, groups=20)
         self.c = torch.nn.Conv2d(20, 24, 3, stride=2, padding=1)
-    def forward(self, x):
-        return self.a(x), self.b(x), self.c(x)
-""", [((1, 20, 13, 11), "n")]),
+        self.d = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.e = torch.nn.Conv2d(1, 9, (5, 3), stride=2, padding=(2, 1))
+    def forward(self, x, z):
+        return self.a(x), self.b(x), self.c(x), self.d(z), self.e(z[:, :1])
+""", [((1, 20, 13, 11), "n"), ((2, 3, 15, 17), "n")]),
     # an inverted residual block (expand, ReLU6, depthwise, project, residual add) in both layouts,
-    # ReLU6 on odd element counts, NaN-free clamp of negative and large values
+    # ReLU6 on odd element counts, clamps, global means / sums over planes and channels
     "block_nchw": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -89,7 +92,7 @@ class M(torch.nn.Module):
         self.p = torch.nn.Conv2d(48, 8, 1)
     def forward(self, x):
         y = self.p(F.relu6(self.d(F.relu6(self.e(x)))))
-        return x + y, F.hardtanh(x, -0.5, 0.25), F.relu(y)
+        return x + y, F.hardtanh(x, -0.5, 0.25), F.relu(y), y.mean((2, 3)), y.sum(1, keepdim=True), y.mean((1, 3))
 """, [((1, 8, 7, 5), "n")]),
     "block_channels_last": ("""
 class M(torch.nn.Module):
@@ -102,7 +105,7 @@ class M(torch.nn.Module):
     def forward(self, x):
         h = F.relu6(self.e(x))
         y = self.p(F.relu6(self.d(h)))
-        return (y + self.q(h)) * 1.0, F.hardtanh(x, -0.5, 0.25) * 1.0
+        return (y + self.q(h)) * 1.0, F.hardtanh(x, -0.5, 0.25) * 1.0, h.mean((2, 3)), h.mean((2, 3), keepdim=True)
 """, [((1, 8, 7, 5), "cl")]),
 }
 

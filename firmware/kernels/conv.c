@@ -465,25 +465,28 @@ static bool conv_f32_gemm(const conv_geo *g, uint32_t nd, const float *x, const 
       }
     return true;
   }
-  if (nd != 4 || g->is[1] != 1 || g->os[1] != 1) return false;
+  if (nd != 4) return false;
   nhwc_args a;
   a.H = g->H; a.W = g->W; a.KH = g->KH; a.KW = g->KW; a.sh = g->sh; a.sw = g->sw; a.ph = g->ph; a.pw = g->pw;
   a.dh = g->dh; a.dw = g->dw; a.OW = g->OW;
   a.xh = g->is[2]; a.xw = g->is[3]; a.xc = g->is[1];
   a.wo = g->ws[0]; a.wc = g->ws[1]; a.wh = g->ws[2]; a.ww = g->ws[3];
-  a.yh = g->os[2]; a.yw = g->os[3];
-  if (cpg == 1 && opg == 1) { /* depthwise, channels on the lanes */
+  a.yh = g->os[2]; a.yw = g->os[3]; a.yc = g->os[1];
+  const bool cl = g->is[1] == 1 && g->os[1] == 1;
+  /* depthwise, channels on the lanes (Helium gathers them from NCHW planes; portable C keeps NCHW on
+   * the patch path) */
+  if (cpg == 1 && opg == 1 && (cl || DW_BLOCKS > 1)) {
     a.C = 1; a.O = g->C;
     for (int32_t n = 0; n < g->N; n++) {
       a.x = x + n * g->is[0]; a.w = w; a.bias = bias; a.y = y + n * g->os[0];
-      conv_dw_nhwc(&a, g->OH);
+      conv_dw(&a, g->OH);
     }
     return true;
   }
-  if (cpg > CONV_ZMAX) return false;
-  float zero[CONV_ZMAX];
-  for (int32_t i = 0; i < cpg; i++) zero[i] = 0.0f;
-  a.zero = zero; a.C = cpg; a.O = opg;
+  /* NCHW: Helium reads the input in place and scatters the outputs to their planes; worth it from 8
+   * output channels a group (portable C keeps NCHW on the patch path) */
+  if (!(cl || (DW_BLOCKS > 1 && opg >= 8))) return false;
+  a.C = cpg; a.O = opg;
   for (int32_t n = 0; n < g->N; n++)
     for (int32_t grp = 0; grp < g->G; grp++) {
       a.x = x + n * g->is[0] + grp * cpg * g->is[1];

@@ -7,7 +7,7 @@
  *   channels-last input and output: output channels on the lanes (the weight column of 8 output
  *   channels gathered, lanes one weight row apart), 3 output pixels x 8 channels of accumulators held
  *   across every tap: per (tap, input channel) 2 gathers, 3 scalar input loads, 6 FMAs. Taps outside
- *   the image read a zero row (no im2col buffer: the input is read in place).
+ *   the image count as zeros (no im2col buffer: the input is read in place).
  * - conv_dw_nhwc: depthwise (one input channel per group, depth multiplier 1), channels-last: channels
  *   on the lanes, per tap one input vector, one gathered weight vector, one FMA; taps outside the
  *   image skipped (their range per output row and column computed once).
@@ -15,9 +15,6 @@
  * Portable C builds the same loops with plain arrays of accumulators. */
 #ifndef ET_CONV_GEMM_H
 #define ET_CONV_GEMM_H
-
-/* zeros read by taps outside the image (conv_nhwc): one row of up to CONV_ZMAX input channels */
-#define CONV_ZMAX 512
 
 /* ---------------------------------------------------------------- pointwise NCHW */
 
@@ -29,7 +26,9 @@ typedef struct {
 } pw_args;
 
 #ifdef CONV_MVE
-static inline __attribute__((always_inline)) void pw_block(const pw_args *a, int32_t o, int32_t p, int MI) {
+/* FULL: 12 pixels left (no predicates); UNIT: weights contiguous along c (post-incremented loads) */
+static inline __attribute__((always_inline)) void pw_block(const pw_args *a, int32_t o, int32_t p, int MI, int FULL,
+                                                           int UNIT) {
   const int32_t n = a->P - p;
   const mve_pred16_t q0 = vctp32q((uint32_t)n), q1 = vctp32q((uint32_t)(n > 4 ? n - 4 : 0)),
                      q2 = vctp32q((uint32_t)(n > 8 ? n - 8 : 0));
@@ -37,9 +36,11 @@ static inline __attribute__((always_inline)) void pw_block(const pw_args *a, int
   float32x4_t a00 = vdupq_n_f32(b0), a01 = a00, a02 = a00;
   float32x4_t a10 = vdupq_n_f32(b1), a11 = a10, a12 = a10;
   const float *xp = a->x + p, *w0 = a->w + o * a->wo, *w1 = w0 + a->wo;
-  const ptrdiff_t xc = a->xc, wc = a->wc;
+  const ptrdiff_t xc = a->xc, wc = UNIT ? 1 : a->wc;
   for (int32_t c = a->C; c > 0; c--, xp += xc, w0 += wc, w1 += wc) {
-    const float32x4_t v0 = vld1q_z_f32(xp, q0), v1 = vld1q_z_f32(xp + 4, q1), v2 = vld1q_z_f32(xp + 8, q2);
+    float32x4_t v0, v1, v2;
+    if (FULL) { v0 = vld1q_f32(xp); v1 = vld1q_f32(xp + 4); v2 = vld1q_f32(xp + 8); }
+    else { v0 = vld1q_z_f32(xp, q0); v1 = vld1q_z_f32(xp + 4, q1); v2 = vld1q_z_f32(xp + 8, q2); }
     const float s0 = *w0;
     a00 = vfmaq_n_f32(a00, v0, s0); a01 = vfmaq_n_f32(a01, v1, s0); a02 = vfmaq_n_f32(a02, v2, s0);
     if (MI > 1) {
@@ -48,11 +49,16 @@ static inline __attribute__((always_inline)) void pw_block(const pw_args *a, int
     }
   }
   float *y = a->y + o * a->yo + p;
-  vst1q_p_f32(y, a00, q0); vst1q_p_f32(y + 4, a01, q1); vst1q_p_f32(y + 8, a02, q2);
-  if (MI > 1) { y += a->yo; vst1q_p_f32(y, a10, q0); vst1q_p_f32(y + 4, a11, q1); vst1q_p_f32(y + 8, a12, q2); }
+  for (int m = 0; m < MI; m++, y += a->yo) {
+    const float32x4_t r0 = m ? a10 : a00, r1 = m ? a11 : a01, r2 = m ? a12 : a02;
+    if (FULL) { vst1q_f32(y, r0); vst1q_f32(y + 4, r1); vst1q_f32(y + 8, r2); }
+    else { vst1q_p_f32(y, r0, q0); vst1q_p_f32(y + 4, r1, q1); vst1q_p_f32(y + 8, r2, q2); }
+  }
 }
 #else
-static inline __attribute__((always_inline)) void pw_block(const pw_args *a, int32_t o, int32_t p, int MI) {
+static inline __attribute__((always_inline)) void pw_block(const pw_args *a, int32_t o, int32_t p, int MI, int FULL,
+                                                           int UNIT) {
+  (void)FULL; (void)UNIT;
   const int32_t n = a->P - p < 12 ? a->P - p : 12;
   float acc[2][12];
   for (int m = 0; m < MI; m++) {
@@ -72,16 +78,26 @@ static inline __attribute__((always_inline)) void pw_block(const pw_args *a, int
 }
 #endif
 
-static __attribute__((noinline)) void pw_block2(const pw_args *a, int32_t o, int32_t p) { pw_block(a, o, p, 2); }
-static __attribute__((noinline)) void pw_block1(const pw_args *a, int32_t o, int32_t p) { pw_block(a, o, p, 1); }
+#define PW_FN(MI, FULL, UNIT)                                                                       \
+  static __attribute__((noinline)) void pw_block_##MI##FULL##UNIT(const pw_args *a, int32_t o, int32_t p) { \
+    pw_block(a, o, p, MI, FULL, UNIT);                                                                \
+  }
+PW_FN(1, 0, 0) PW_FN(1, 0, 1) PW_FN(1, 1, 0) PW_FN(1, 1, 1) PW_FN(2, 0, 0) PW_FN(2, 0, 1) PW_FN(2, 1, 0) PW_FN(2, 1, 1)
+#undef PW_FN
+typedef void (*pw_fn)(const pw_args *, int32_t, int32_t);
+static const pw_fn pw_blocks[2][2][2] = {{{pw_block_100, pw_block_101}, {pw_block_110, pw_block_111}},
+                                         {{pw_block_200, pw_block_201}, {pw_block_210, pw_block_211}}};
 
 /* O output planes of a->P pixels */
 static void conv_pw_nchw(const pw_args *a, int32_t O) {
-  int32_t o = 0;
-  for (; o + 2 <= O; o += 2)
-    for (int32_t p = 0; p < a->P; p += 12) pw_block2(a, o, p);
-  if (o < O)
-    for (int32_t p = 0; p < a->P; p += 12) pw_block1(a, o, p);
+  const int unit = a->wc == 1;
+  for (int32_t o = 0; o < O; o += 2) {
+    const int mi = O - o >= 2;
+    const pw_fn full = pw_blocks[mi][1][unit], part = pw_blocks[mi][0][unit];
+    int32_t p = 0;
+    for (; p + 12 <= a->P; p += 12) full(a, o, p);
+    if (p < a->P) part(a, o, p);
+  }
 }
 
 /* ---------------------------------------------------------------- KxK channels-last */
@@ -89,25 +105,31 @@ static void conv_pw_nchw(const pw_args *a, int32_t O) {
 typedef struct {
   const float *x, *w, *bias; /* input of the group (batch and group offsets applied), weights and bias of its channels */
   float *y;                  /* output of the group at pixel (0, 0) */
-  const float *zero;         /* CONV_ZMAX zeros */
   int32_t H, W, C, O, KH, KW, sh, sw, ph, pw, dh, dw, OW;
   ptrdiff_t xh, xw, xc;      /* input strides */
   ptrdiff_t wo, wc, wh, ww;  /* weight strides */
-  ptrdiff_t yh, yw;          /* output strides (channels contiguous) */
+  ptrdiff_t yh, yw, yc;      /* output strides (conv_nhwc: yc == 1) */
 } nhwc_args;
 
 /* np (1..3) output pixels (oh, ow .. ow + np - 1) x all output channels */
 #ifdef CONV_MVE
-static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np) {
+/* output channels [o0, o1) in blocks of 8; FULL: every block whole (no predicates); UNIT: input and
+ * weights contiguous along c */
+static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np,
+                                                             int32_t o0, int32_t o1, int FULL, int UNIT) {
   const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)a->wo);
-  const ptrdiff_t wo4 = 4 * a->wo, xc = a->xc, wc = a->wc;
+  const uint32x4_t yoff = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)a->yc);
+  const ptrdiff_t wo4 = 4 * a->wo, xc = UNIT ? 1 : a->xc, wc = UNIT ? 1 : a->wc;
   const int32_t C = a->C;
   float *y = a->y + oh * a->yh + ow * a->yw;
-  for (int32_t o = 0; o < a->O; o += 8) {
+  for (int32_t o = o0; o < o1; o += 8) {
     const int32_t n = a->O - o;
     const mve_pred16_t q0 = vctp32q((uint32_t)n), q1 = vctp32q((uint32_t)(n > 4 ? n - 4 : 0));
     float32x4_t b0 = vdupq_n_f32(0.0f), b1 = b0;
-    if (a->bias) { b0 = vld1q_z_f32(a->bias + o, q0); b1 = vld1q_z_f32(a->bias + o + 4, q1); }
+    if (a->bias) {
+      if (FULL) { b0 = vld1q_f32(a->bias + o); b1 = vld1q_f32(a->bias + o + 4); }
+      else { b0 = vld1q_z_f32(a->bias + o, q0); b1 = vld1q_z_f32(a->bias + o + 4, q1); }
+    }
     float32x4_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
     for (int32_t kh = 0; kh < a->KH; kh++) {
       const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
@@ -115,15 +137,36 @@ static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh
       const float *xr = a->x + ih * a->xh;
       for (int32_t kw = 0; kw < a->KW; kw++) {
         const float *s[3];
-        for (int m = 0; m < 3; m++) {
+        int ok[3], all = 1;
+        for (int m = 0; m < 3; m++) { /* a pixel whose tap is outside the image reads its row's start, as 0 */
           const int32_t iw = (ow + m) * a->sw - a->pw + kw * a->dw;
-          s[m] = (m < np && iw >= 0 && iw < a->W) ? xr + iw * a->xw : a->zero;
+          ok[m] = m < np && iw >= 0 && iw < a->W;
+          s[m] = ok[m] ? xr + iw * a->xw : xr;
+          all &= ok[m];
         }
         const float *s0 = s[0], *s1 = s[1], *s2 = s[2];
         const float *wp = a->w + o * a->wo + kh * a->wh + kw * a->ww;
+        if (!all) {
+          const int ok0 = ok[0], ok1 = ok[1], ok2 = ok[2];
+          for (int32_t c = C; c > 0; c--, s0 += xc, s1 += xc, s2 += xc, wp += wc) {
+            const float32x4_t v0 = vldrwq_gather_shifted_offset_z_f32(wp, off, q0);
+            const float32x4_t v1 = vldrwq_gather_shifted_offset_z_f32(wp + wo4, off, q1);
+            const float x0 = ok0 ? *s0 : 0.0f, x1 = ok1 ? *s1 : 0.0f, x2 = ok2 ? *s2 : 0.0f;
+            a00 = vfmaq_n_f32(a00, v0, x0); a01 = vfmaq_n_f32(a01, v1, x0);
+            a10 = vfmaq_n_f32(a10, v0, x1); a11 = vfmaq_n_f32(a11, v1, x1);
+            a20 = vfmaq_n_f32(a20, v0, x2); a21 = vfmaq_n_f32(a21, v1, x2);
+          }
+          continue;
+        }
         for (int32_t c = C; c > 0; c--, s0 += xc, s1 += xc, s2 += xc, wp += wc) {
-          const float32x4_t v0 = vldrwq_gather_shifted_offset_z_f32(wp, off, q0);
-          const float32x4_t v1 = vldrwq_gather_shifted_offset_z_f32(wp + wo4, off, q1);
+          float32x4_t v0, v1;
+          if (FULL) {
+            v0 = vldrwq_gather_shifted_offset_f32(wp, off);
+            v1 = vldrwq_gather_shifted_offset_f32(wp + wo4, off);
+          } else {
+            v0 = vldrwq_gather_shifted_offset_z_f32(wp, off, q0);
+            v1 = vldrwq_gather_shifted_offset_z_f32(wp + wo4, off, q1);
+          }
           const float x0 = *s0, x1 = *s1, x2 = *s2;
           a00 = vfmaq_n_f32(a00, v0, x0); a01 = vfmaq_n_f32(a01, v1, x0);
           a10 = vfmaq_n_f32(a10, v0, x1); a11 = vfmaq_n_f32(a11, v1, x1);
@@ -131,10 +174,33 @@ static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh
         }
       }
     }
-    vst1q_p_f32(y + o, a00, q0); vst1q_p_f32(y + o + 4, a01, q1);
-    if (np > 1) { vst1q_p_f32(y + a->yw + o, a10, q0); vst1q_p_f32(y + a->yw + o + 4, a11, q1); }
-    if (np > 2) { vst1q_p_f32(y + 2 * a->yw + o, a20, q0); vst1q_p_f32(y + 2 * a->yw + o + 4, a21, q1); }
+    for (int m = 0; m < 3; m++) {
+      if (m >= np) break;
+      float *yp = y + m * a->yw + o * a->yc;
+      const float32x4_t r0 = m == 0 ? a00 : m == 1 ? a10 : a20, r1 = m == 0 ? a01 : m == 1 ? a11 : a21;
+      if (a->yc != 1) { /* channel planes (NCHW): scattered */
+        vstrwq_scatter_shifted_offset_p_f32(yp, yoff, r0, q0);
+        vstrwq_scatter_shifted_offset_p_f32(yp + 4 * a->yc, yoff, r1, q1);
+      } else if (FULL) {
+        vst1q_f32(yp, r0); vst1q_f32(yp + 4, r1);
+      } else {
+        vst1q_p_f32(yp, r0, q0); vst1q_p_f32(yp + 4, r1, q1);
+      }
+    }
   }
+}
+#define NHWC_FN(FULL, UNIT)                                                                             \
+  static __attribute__((noinline)) void nhwc_block_##FULL##UNIT(const nhwc_args *a, int32_t oh, int32_t ow, \
+                                                                int32_t np, int32_t o0, int32_t o1) {    \
+    nhwc_block(a, oh, ow, np, o0, o1, FULL, UNIT);                                                       \
+  }
+NHWC_FN(0, 0) NHWC_FN(0, 1) NHWC_FN(1, 0) NHWC_FN(1, 1)
+#undef NHWC_FN
+static void nhwc_pixels(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np) {
+  const int unit = a->xc == 1 && a->wc == 1;
+  const int32_t ofull = a->O & ~7;
+  if (ofull) (unit ? nhwc_block_11 : nhwc_block_10)(a, oh, ow, np, 0, ofull);
+  if (ofull < a->O) (unit ? nhwc_block_01 : nhwc_block_00)(a, oh, ow, np, ofull, a->O);
 }
 #else
 static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np) {
@@ -150,13 +216,16 @@ static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh
       const float *xr = a->x + ih * a->xh;
       for (int32_t kw = 0; kw < a->KW; kw++) {
         const float *s[3];
+        int ok[3];
         for (int m = 0; m < 3; m++) {
           const int32_t iw = (ow + m) * a->sw - a->pw + kw * a->dw;
-          s[m] = (m < np && iw >= 0 && iw < a->W) ? xr + iw * a->xw : a->zero;
+          ok[m] = m < np && iw >= 0 && iw < a->W;
+          s[m] = ok[m] ? xr + iw * a->xw : xr;
         }
         const float *wp = a->w + o * a->wo + kh * a->wh + kw * a->ww;
         for (int32_t c = 0; c < a->C; c++) {
-          const float x0 = s[0][c * a->xc], x1 = s[1][c * a->xc], x2 = s[2][c * a->xc];
+          const float x0 = ok[0] ? s[0][c * a->xc] : 0.0f, x1 = ok[1] ? s[1][c * a->xc] : 0.0f,
+                      x2 = ok[2] ? s[2][c * a->xc] : 0.0f;
           for (int j = 0; j < n; j++) {
             const float wv = wp[j * a->wo + c * a->wc];
             acc[0][j] += x0 * wv; acc[1][j] += x1 * wv; acc[2][j] += x2 * wv;
@@ -165,7 +234,7 @@ static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh
       }
     }
     for (int m = 0; m < np; m++)
-      for (int j = 0; j < n; j++) y[m * a->yw + o + j] = acc[m][j];
+      for (int j = 0; j < n; j++) y[m * a->yw + (o + j) * a->yc] = acc[m][j];
   }
 }
 #endif
@@ -177,39 +246,90 @@ static void conv_nhwc(const nhwc_args *a, int32_t OH) {
 
 /* ---------------------------------------------------------------- depthwise channels-last */
 
-/* one output pixel, all channels: taps kh in [kh0, kh1), kw in [kw0, kw1); (ih0, iw0) is the input
- * pixel of tap (0, 0), maybe outside the image (only taps in the ranges are read) */
+/* NP (1 or 3) output pixels along a row, all channels: taps kh in [kh0, kh1), kw in [kw0, kw1); (ih0,
+ * iw0) is the input pixel of tap (0, 0) of the first pixel, maybe outside the image (only taps in the
+ * ranges are read). Helium: 4 channels a vector, the weights of a tap gathered once for the NP
+ * pixels; inputs and outputs gathered / scattered when channels are not contiguous (NCHW). */
 #ifdef CONV_MVE
-static __attribute__((noinline)) void dw_pixel(const nhwc_args *a, int32_t ih0, int32_t iw0, float *y, int32_t kh0,
-                                               int32_t kh1, int32_t kw0, int32_t kw1) {
-  const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)a->wo);
-  const ptrdiff_t xstep = a->dw * a->xw, rstep = a->dh * a->xh;
+static inline __attribute__((always_inline)) void dw_block(const nhwc_args *a, int32_t ih0, int32_t iw0, float *y,
+                                                           int32_t kh0, int32_t kh1, int32_t kw0, int32_t kw1,
+                                                           int NP, int XG) {
+  const uint32x4_t lane = vidupq_n_u32(0, 1);
+  const uint32x4_t woff = vmulq_n_u32(lane, (uint32_t)a->wo), xoff = vmulq_n_u32(lane, (uint32_t)a->xc),
+                   yoff = vmulq_n_u32(lane, (uint32_t)a->yc);
+  const ptrdiff_t xstep = a->dw * a->xw, rstep = a->dh * a->xh, ps = a->sw * a->xw, ys = a->yw;
   const float *x0 = a->x + (ih0 + kh0 * a->dh) * a->xh + (iw0 + kw0 * a->dw) * a->xw;
   const float *w0 = a->w + kh0 * a->wh + kw0 * a->ww;
+  const int32_t nkh = kh1 - kh0, nkw = kw1 - kw0;
+#define DW_LD(p) (XG ? vldrwq_gather_shifted_offset_z_f32((p), xoff, q) : vld1q_z_f32((p), q))
+#define DW_LDF(p) (XG ? vldrwq_gather_shifted_offset_f32((p), xoff) : vld1q_f32((p)))
+#define DW_STF(p, v) do { if (XG) vstrwq_scatter_shifted_offset_f32((p), yoff, (v)); else vst1q_f32((p), (v)); } while (0)
+#define DW_ST(p, v) do { if (XG) vstrwq_scatter_shifted_offset_p_f32((p), yoff, (v), q); else vst1q_p_f32((p), (v), q); } while (0)
+  /* whole vectors of channels without predicates (FULL), then the last one predicated */
   for (int32_t c = 0; c < a->O; c += 4) {
+    const int FULL = a->O - c >= 4;
     const mve_pred16_t q = vctp32q((uint32_t)(a->O - c));
-    float32x4_t acc = a->bias ? vld1q_z_f32(a->bias + c, q) : vdupq_n_f32(0.0f);
+    float32x4_t b = vdupq_n_f32(0.0f);
+    if (a->bias) b = FULL ? vld1q_f32(a->bias + c) : vld1q_z_f32(a->bias + c, q);
+    float32x4_t a0 = b, a1 = b, a2 = b;
     const float *xr = x0 + c * a->xc, *wr = w0 + c * a->wo;
-    for (int32_t kh = kh1 - kh0; kh > 0; kh--, xr += rstep, wr += a->wh) {
-      const float *xk = xr, *wk = wr;
-      for (int32_t kw = kw1 - kw0; kw > 0; kw--, xk += xstep, wk += a->ww)
-        acc = vfmaq_f32(acc, vld1q_z_f32(xk, q), vldrwq_gather_shifted_offset_z_f32(wk, off, q));
+    float *yp = y + c * a->yc;
+    if (FULL) {
+      for (int32_t kh = nkh; kh > 0; kh--, xr += rstep, wr += a->wh) {
+        const float *xk = xr, *wk = wr;
+        for (int32_t kw = nkw; kw > 0; kw--, xk += xstep, wk += a->ww) {
+          const float32x4_t wv = vldrwq_gather_shifted_offset_f32(wk, woff);
+          a0 = vfmaq_f32(a0, DW_LDF(xk), wv);
+          if (NP > 1) { a1 = vfmaq_f32(a1, DW_LDF(xk + ps), wv); a2 = vfmaq_f32(a2, DW_LDF(xk + 2 * ps), wv); }
+        }
+      }
+      DW_STF(yp, a0);
+      if (NP > 1) { DW_STF(yp + ys, a1); DW_STF(yp + 2 * ys, a2); }
+      continue;
     }
-    vst1q_p_f32(y + c, acc, q);
+    for (int32_t kh = nkh; kh > 0; kh--, xr += rstep, wr += a->wh) {
+      const float *xk = xr, *wk = wr;
+      for (int32_t kw = nkw; kw > 0; kw--, xk += xstep, wk += a->ww) {
+        const float32x4_t wv = vldrwq_gather_shifted_offset_z_f32(wk, woff, q);
+        a0 = vfmaq_f32(a0, DW_LD(xk), wv);
+        if (NP > 1) { a1 = vfmaq_f32(a1, DW_LD(xk + ps), wv); a2 = vfmaq_f32(a2, DW_LD(xk + 2 * ps), wv); }
+      }
+    }
+    DW_ST(yp, a0);
+    if (NP > 1) { DW_ST(yp + ys, a1); DW_ST(yp + 2 * ys, a2); }
   }
+#undef DW_LDF
+#undef DW_STF
+#undef DW_LD
+#undef DW_ST
 }
+#define DW_FN(NP, XG)                                                                                        \
+  static __attribute__((noinline)) void dw_block_##NP##_##XG(const nhwc_args *a, int32_t ih0, int32_t iw0,  \
+                                                             float *y, int32_t kh0, int32_t kh1, int32_t kw0, \
+                                                             int32_t kw1) {                                  \
+    dw_block(a, ih0, iw0, y, kh0, kh1, kw0, kw1, NP, XG);                                                    \
+  }
+DW_FN(1, 0) DW_FN(3, 0) DW_FN(1, 1) DW_FN(3, 1)
+#undef DW_FN
+typedef void (*dw_fn)(const nhwc_args *, int32_t, int32_t, float *, int32_t, int32_t, int32_t, int32_t);
+#define DW_BLOCKS 3 /* pixels a call on the image's inside */
 #else
-static __attribute__((noinline)) void dw_pixel(const nhwc_args *a, int32_t ih0, int32_t iw0, float *y, int32_t kh0,
-                                               int32_t kh1, int32_t kw0, int32_t kw1) {
+static __attribute__((noinline)) void dw_block_1_0(const nhwc_args *a, int32_t ih0, int32_t iw0, float *y, int32_t kh0,
+                                                   int32_t kh1, int32_t kw0, int32_t kw1) {
   for (int32_t c = 0; c < a->O; c++) {
     float acc = a->bias ? a->bias[c] : 0.0f;
     for (int32_t kh = kh0; kh < kh1; kh++)
       for (int32_t kw = kw0; kw < kw1; kw++)
         acc += a->x[c * a->xc + (ih0 + kh * a->dh) * a->xh + (iw0 + kw * a->dw) * a->xw] *
                a->w[c * a->wo + kh * a->wh + kw * a->ww];
-    y[c] = acc;
+    y[c * a->yc] = acc;
   }
 }
+typedef void (*dw_fn)(const nhwc_args *, int32_t, int32_t, float *, int32_t, int32_t, int32_t, int32_t);
+#define dw_block_3_0 dw_block_1_0
+#define dw_block_1_1 dw_block_1_0
+#define dw_block_3_1 dw_block_1_0
+#define DW_BLOCKS 1
 #endif
 
 /* first and one-past-last k < K with i0 + k * d in [0, n) */
@@ -221,16 +341,27 @@ static void tap_range(int32_t i0, int32_t d, int32_t n, int32_t K, int32_t *k0, 
 }
 
 /* a->x is the input at pixel (0, 0) channel 0; a->O channels, one input channel each */
-static void conv_dw_nhwc(const nhwc_args *a, int32_t OH) {
+static void conv_dw(const nhwc_args *a, int32_t OH) {
+  const int xg = a->xc != 1 || a->yc != 1;
+  const dw_fn one = xg ? dw_block_1_1 : dw_block_1_0, three = xg ? dw_block_3_1 : dw_block_3_0;
   for (int32_t oh = 0; oh < OH; oh++) {
     const int32_t ih0 = oh * a->sh - a->ph;
     int32_t kh0, kh1;
     tap_range(ih0, a->dh, a->H, a->KH, &kh0, &kh1);
-    for (int32_t ow = 0; ow < a->OW; ow++) {
+    for (int32_t ow = 0; ow < a->OW;) {
       const int32_t iw0 = ow * a->sw - a->pw;
+      float *y = a->y + oh * a->yh + ow * a->yw;
+      /* DW_BLOCKS pixels whose every tap is inside the image along the row */
+      const int32_t last = iw0 + (DW_BLOCKS - 1) * a->sw + (a->KW - 1) * a->dw;
+      if (DW_BLOCKS > 1 && ow + DW_BLOCKS <= a->OW && iw0 >= 0 && last < a->W) {
+        three(a, ih0, iw0, y, kh0, kh1, 0, a->KW);
+        ow += DW_BLOCKS;
+        continue;
+      }
       int32_t kw0, kw1;
       tap_range(iw0, a->dw, a->W, a->KW, &kw0, &kw1);
-      dw_pixel(a, ih0, iw0, a->y + oh * a->yh + ow * a->yw, kh0, kh1, kw0, kw1);
+      one(a, ih0, iw0, y, kh0, kh1, kw0, kw1);
+      ow++;
     }
   }
 }
