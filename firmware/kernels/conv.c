@@ -484,9 +484,18 @@ static bool conv_f32_gemm(const conv_geo *g, uint32_t nd, const float *x, const 
     return true;
   }
   /* NCHW: Helium reads the input in place and scatters the outputs to their planes; worth it from 8
-   * output channels a group (portable C keeps NCHW on the patch path) */
-  if (!(cl || (DW_BLOCKS > 1 && opg >= 8))) return false;
+   * output channels a group with a column stride (the patch path copies those taps one by one);
+   * portable C keeps NCHW on the patch path */
+  if (!(cl || (DW_BLOCKS > 1 && opg >= 8 && g->sw > 1))) return false;
+  float zero[CONV_ZMAX];
+  a.zero = NULL;
+  if ((g->is[1] == 1 || cpg == 1) && cpg <= CONV_ZMAX) {
+    for (int32_t i = 0; i < cpg; i++) zero[i] = 0.0f;
+    a.zero = zero;
+  }
   a.C = cpg; a.O = opg;
+  a.flat = g->dw == 1 && (cpg == 1 ? g->is[3] == 1 && g->ws[3] == 1
+                                   : g->is[1] == 1 && g->ws[1] == 1 && g->is[3] == cpg && g->ws[3] == cpg);
   for (int32_t n = 0; n < g->N; n++)
     for (int32_t grp = 0; grp < g->G; grp++) {
       a.x = x + n * g->is[0] + grp * cpg * g->is[1];

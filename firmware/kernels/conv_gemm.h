@@ -16,6 +16,9 @@
 #ifndef ET_CONV_GEMM_H
 #define ET_CONV_GEMM_H
 
+/* the zero row read by padded taps (conv_nhwc, channels contiguous or one channel): up to this many */
+#define CONV_ZMAX 256
+
 /* ---------------------------------------------------------------- pointwise NCHW */
 
 typedef struct {
@@ -108,7 +111,9 @@ typedef struct {
   int32_t H, W, C, O, KH, KW, sh, sw, ph, pw, dh, dw, OW;
   ptrdiff_t xh, xw, xc;      /* input strides */
   ptrdiff_t wo, wc, wh, ww;  /* weight strides */
-  ptrdiff_t yh, yw, yc;      /* output strides (conv_nhwc: yc == 1) */
+  ptrdiff_t yh, yw, yc;      /* output strides */
+  int32_t flat;              /* conv_nhwc: (kw, c) steps one float in input and weights (dw == 1) */
+  const float *zero;         /* conv_nhwc: C zeros at the input's channel stride, or NULL */
 } nhwc_args;
 
 /* np (1..3) output pixels (oh, ow .. ow + np - 1) x all output channels */
@@ -131,17 +136,26 @@ static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a,
       else { b0 = vld1q_z_f32(a->bias + o, q0); b1 = vld1q_z_f32(a->bias + o + 4, q1); }
     }
     float32x4_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
+    /* a kernel row whose taps are all inside the image for the 3 pixels, with (kw, c) one run in the
+     * input and the weights (a->flat): one loop of KW * C steps instead of KW loops of C */
+    const int32_t iwa = ow * a->sw - a->pw, iwb = (ow + 2) * a->sw - a->pw + (a->KW - 1) * a->dw;
+    const int flat = a->flat && np == 3 && iwa >= 0 && iwb < a->W;
+    const int32_t nkw = flat ? 1 : a->KW, cnt = flat ? a->KW * C : C;
+    const ptrdiff_t sx = flat ? 1 : xc, sk = flat ? 1 : wc;
     for (int32_t kh = 0; kh < a->KH; kh++) {
       const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
       if (ih < 0 || ih >= a->H) continue;
       const float *xr = a->x + ih * a->xh;
-      for (int32_t kw = 0; kw < a->KW; kw++) {
+      for (int32_t kw = 0; kw < nkw; kw++) {
         const float *s[3];
         int ok[3], all = 1;
-        for (int m = 0; m < 3; m++) { /* a pixel whose tap is outside the image reads its row's start, as 0 */
+        /* a pixel whose tap is outside the image reads the zero row when there is one, else its row's
+         * start, taken as 0 (the slower loop below) */
+        for (int m = 0; m < 3; m++) {
           const int32_t iw = (ow + m) * a->sw - a->pw + kw * a->dw;
           ok[m] = m < np && iw >= 0 && iw < a->W;
-          s[m] = ok[m] ? xr + iw * a->xw : xr;
+          s[m] = ok[m] ? xr + iw * a->xw : a->zero ? a->zero : xr;
+          if (a->zero) ok[m] = 1;
           all &= ok[m];
         }
         const float *s0 = s[0], *s1 = s[1], *s2 = s[2];
@@ -158,7 +172,7 @@ static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a,
           }
           continue;
         }
-        for (int32_t c = C; c > 0; c--, s0 += xc, s1 += xc, s2 += xc, wp += wc) {
+        for (int32_t c = cnt; c > 0; c--, s0 += sx, s1 += sx, s2 += sx, wp += sk) {
           float32x4_t v0, v1;
           if (FULL) {
             v0 = vldrwq_gather_shifted_offset_f32(wp, off);
@@ -239,9 +253,48 @@ static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh
 }
 #endif
 
+/* Few input channels (first layers): the taps of 3 output pixels copied into col (3 rows of
+ * KH * KW * C floats, zeros for taps outside the image), then one 1x1 pass over them, so that the
+ * per-tap work of nhwc_pixels is paid once per pixel block and not per tap. Needs the weights of an
+ * output channel to be one run in (kh, kw, c) order. */
+#define CONV_COL 768 /* floats of stack */
+static bool col_fits(const nhwc_args *a) {
+  const int32_t K = a->KH * a->KW * a->C;
+  return a->C < 8 && 3 * K <= CONV_COL && a->wh == a->KW * a->ww && a->ww == a->C && (a->wc == 1 || a->C == 1);
+}
+
+static void nhwc_pixels_col(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np, float *col) {
+  const int32_t K = a->KH * a->KW * a->C;
+  float *d = col;
+  for (int32_t m = 0; m < 3; m++)
+    for (int32_t kh = 0; kh < a->KH; kh++) {
+      const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
+      for (int32_t kw = 0; kw < a->KW; kw++) {
+        const int32_t iw = (ow + m) * a->sw - a->pw + kw * a->dw;
+        if (m < np && ih >= 0 && ih < a->H && iw >= 0 && iw < a->W) {
+          const float *x = a->x + ih * a->xh + iw * a->xw;
+          for (int32_t c = 0; c < a->C; c++) *d++ = x[c * a->xc];
+        } else {
+          for (int32_t c = 0; c < a->C; c++) *d++ = 0.0f;
+        }
+      }
+    }
+  nhwc_args b = *a; /* a 1x1 conv over a 1 x 3 image of K channels */
+  b.x = col; b.H = 1; b.W = 3; b.C = K; b.KH = b.KW = 1; b.sh = b.sw = b.dh = b.dw = 1; b.ph = b.pw = 0;
+  b.xh = 0; b.xw = K; b.xc = 1; b.wc = 1; b.flat = 0; b.zero = NULL;
+  b.y = a->y + oh * a->yh + ow * a->yw;
+  nhwc_pixels(&b, 0, 0, np);
+}
+
 static void conv_nhwc(const nhwc_args *a, int32_t OH) {
+  float col[CONV_COL];
+  const bool use_col = col_fits(a);
   for (int32_t oh = 0; oh < OH; oh++)
-    for (int32_t ow = 0; ow < a->OW; ow += 3) nhwc_pixels(a, oh, ow, a->OW - ow < 3 ? a->OW - ow : 3);
+    for (int32_t ow = 0; ow < a->OW; ow += 3) {
+      const int32_t np = a->OW - ow < 3 ? a->OW - ow : 3;
+      if (use_col) nhwc_pixels_col(a, oh, ow, np, col);
+      else nhwc_pixels(a, oh, ow, np);
+    }
 }
 
 /* ---------------------------------------------------------------- depthwise channels-last */
