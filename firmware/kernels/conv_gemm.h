@@ -150,12 +150,12 @@ static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a,
         const float *s[3];
         int ok[3], all = 1;
         /* a pixel whose tap is outside the image reads the zero row when there is one, else its row's
-         * start, taken as 0 (the slower loop below) */
+         * start, taken as 0 (the slower loop below); pixels past np (never stored) read their row */
         for (int m = 0; m < 3; m++) {
           const int32_t iw = (ow + m) * a->sw - a->pw + kw * a->dw;
-          ok[m] = m < np && iw >= 0 && iw < a->W;
-          s[m] = ok[m] ? xr + iw * a->xw : a->zero ? a->zero : xr;
-          if (a->zero) ok[m] = 1;
+          const int in = iw >= 0 && iw < a->W;
+          ok[m] = m >= np || in || a->zero;
+          s[m] = m < np && in ? xr + iw * a->xw : m < np && a->zero ? a->zero : xr;
           all &= ok[m];
         }
         const float *s0 = s[0], *s1 = s[1], *s2 = s[2];
@@ -210,8 +210,69 @@ static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a,
   }
 NHWC_FN(0, 0) NHWC_FN(0, 1) NHWC_FN(1, 0) NHWC_FN(1, 1)
 #undef NHWC_FN
+/* The lean case of nhwc_block (1x1 taps, unit strides along K): 3 rows s0..s2 of K floats times the
+ * output channels' weight rows (wo apart), stored for pixels m < np at y + m * ys, channel o at o * yc. */
+typedef struct {
+  const float *s[3], *w, *bias;
+  float *y;
+  ptrdiff_t wo, ys, yc;
+  int32_t K, O, np;
+} gemm3_args;
+
+static inline __attribute__((always_inline)) void gemm3_o(const gemm3_args *g, int32_t o, uint32x4_t off,
+                                                          uint32x4_t yoff, int FULL) {
+  const int32_t n = g->O - o;
+  const mve_pred16_t q0 = vctp32q((uint32_t)n), q1 = vctp32q((uint32_t)(n > 4 ? n - 4 : 0));
+  float32x4_t b0 = vdupq_n_f32(0.0f), b1 = b0;
+  if (g->bias) {
+    if (FULL) { b0 = vld1q_f32(g->bias + o); b1 = vld1q_f32(g->bias + o + 4); }
+    else { b0 = vld1q_z_f32(g->bias + o, q0); b1 = vld1q_z_f32(g->bias + o + 4, q1); }
+  }
+  float32x4_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
+  const float *s0 = g->s[0], *s1 = g->s[1], *s2 = g->s[2], *wp = g->w + o * g->wo;
+  const ptrdiff_t wo4 = 4 * g->wo;
+  for (int32_t k = g->K; k > 0; k--, wp++) {
+    float32x4_t v0, v1;
+    if (FULL) { v0 = vldrwq_gather_shifted_offset_f32(wp, off); v1 = vldrwq_gather_shifted_offset_f32(wp + wo4, off); }
+    else { v0 = vldrwq_gather_shifted_offset_z_f32(wp, off, q0); v1 = vldrwq_gather_shifted_offset_z_f32(wp + wo4, off, q1); }
+    const float x0 = *s0++, x1 = *s1++, x2 = *s2++;
+    a00 = vfmaq_n_f32(a00, v0, x0); a01 = vfmaq_n_f32(a01, v1, x0);
+    a10 = vfmaq_n_f32(a10, v0, x1); a11 = vfmaq_n_f32(a11, v1, x1);
+    a20 = vfmaq_n_f32(a20, v0, x2); a21 = vfmaq_n_f32(a21, v1, x2);
+  }
+  for (int m = 0; m < 3 && m < g->np; m++) {
+    float *yp = g->y + m * g->ys + o * g->yc;
+    const float32x4_t r0 = m == 0 ? a00 : m == 1 ? a10 : a20, r1 = m == 0 ? a01 : m == 1 ? a11 : a21;
+    if (g->yc != 1) {
+      vstrwq_scatter_shifted_offset_p_f32(yp, yoff, r0, q0);
+      vstrwq_scatter_shifted_offset_p_f32(yp + 4 * g->yc, yoff, r1, q1);
+    } else if (FULL) {
+      vst1q_f32(yp, r0); vst1q_f32(yp + 4, r1);
+    } else {
+      vst1q_p_f32(yp, r0, q0); vst1q_p_f32(yp + 4, r1, q1);
+    }
+  }
+}
+
+static __attribute__((noinline)) void gemm3(const gemm3_args *g) {
+  const uint32x4_t lane = vidupq_n_u32(0, 1);
+  const uint32x4_t off = vmulq_n_u32(lane, (uint32_t)g->wo), yoff = vmulq_n_u32(lane, (uint32_t)g->yc);
+  int32_t o = 0;
+  for (; o + 8 <= g->O; o += 8) gemm3_o(g, o, off, yoff, 1);
+  if (o < g->O) gemm3_o(g, o, off, yoff, 0);
+}
+
 static void nhwc_pixels(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np) {
   const int unit = a->xc == 1 && a->wc == 1;
+  if (unit && a->KH == 1 && a->KW == 1 && a->ph == 0 && a->pw == 0) { /* pointwise (or 1x1 strided) */
+    gemm3_args g;
+    const float *xr = a->x + oh * a->sh * a->xh;
+    for (int m = 0; m < 3; m++) g.s[m] = xr + (m < np ? ow + m : ow) * a->sw * a->xw;
+    g.w = a->w; g.bias = a->bias; g.y = a->y + oh * a->yh + ow * a->yw;
+    g.wo = a->wo; g.ys = a->yw; g.yc = a->yc; g.K = a->C; g.O = a->O; g.np = np;
+    gemm3(&g);
+    return;
+  }
   const int32_t ofull = a->O & ~7;
   if (ofull) (unit ? nhwc_block_11 : nhwc_block_10)(a, oh, ow, np, 0, ofull);
   if (ofull < a->O) (unit ? nhwc_block_01 : nhwc_block_00)(a, oh, ow, np, ofull, a->O);
@@ -253,6 +314,14 @@ static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh
 }
 #endif
 
+/* first and one-past-last k < K with i0 + k * d in [0, n) */
+static void tap_range(int32_t i0, int32_t d, int32_t n, int32_t K, int32_t *k0, int32_t *k1) {
+  int32_t a = i0 < 0 ? (-i0 + d - 1) / d : 0, b = K;
+  while (b > a && i0 + (b - 1) * d >= n) b--;
+  *k0 = a < K ? a : K;
+  *k1 = b;
+}
+
 /* Few input channels (first layers): the taps of 3 output pixels copied into col (3 rows of
  * KH * KW * C floats, zeros for taps outside the image), then one 1x1 pass over them, so that the
  * per-tap work of nhwc_pixels is paid once per pixel block and not per tap. Needs the weights of an
@@ -264,24 +333,32 @@ static bool col_fits(const nhwc_args *a) {
 }
 
 static void nhwc_pixels_col(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np, float *col) {
-  const int32_t K = a->KH * a->KW * a->C;
+  const int32_t K = a->KH * a->KW * a->C, C = a->C, KW = a->KW, dw = a->dw;
+  const ptrdiff_t xc = a->xc, xw = a->xw;
   float *d = col;
-  for (int32_t m = 0; m < 3; m++)
+  for (int32_t m = 0; m < 3; m++) {
+    const int32_t iw0 = (ow + m) * a->sw - a->pw;
+    int32_t kw0 = 0, kw1 = 0;
+    if (m < np) tap_range(iw0, dw, a->W, KW, &kw0, &kw1);
     for (int32_t kh = 0; kh < a->KH; kh++) {
       const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
-      for (int32_t kw = 0; kw < a->KW; kw++) {
-        const int32_t iw = (ow + m) * a->sw - a->pw + kw * a->dw;
-        if (m < np && ih >= 0 && ih < a->H && iw >= 0 && iw < a->W) {
-          const float *x = a->x + ih * a->xh + iw * a->xw;
-          for (int32_t c = 0; c < a->C; c++) *d++ = x[c * a->xc];
+      const int32_t k0 = ih >= 0 && ih < a->H ? kw0 : KW, k1 = ih >= 0 && ih < a->H ? kw1 : KW;
+      for (int32_t i = 0; i < k0 * C; i++) *d++ = 0.0f;
+      if (k1 > k0) {
+        const float *x = a->x + ih * a->xh + (iw0 + k0 * dw) * xw;
+        if (C == 1) {
+          for (int32_t kw = k0; kw < k1; kw++, x += dw * xw) *d++ = *x;
         } else {
-          for (int32_t c = 0; c < a->C; c++) *d++ = 0.0f;
+          for (int32_t kw = k0; kw < k1; kw++, x += dw * xw)
+            for (int32_t c = 0; c < C; c++) *d++ = x[c * xc];
         }
       }
+      for (int32_t i = (k1 > k0 ? k1 : k0) * C; i < KW * C; i++) *d++ = 0.0f;
     }
+  }
   nhwc_args b = *a; /* a 1x1 conv over a 1 x 3 image of K channels */
   b.x = col; b.H = 1; b.W = 3; b.C = K; b.KH = b.KW = 1; b.sh = b.sw = b.dh = b.dw = 1; b.ph = b.pw = 0;
-  b.xh = 0; b.xw = K; b.xc = 1; b.wc = 1; b.flat = 0; b.zero = NULL;
+  b.xh = 0; b.xw = K; b.xc = 1; b.wc = 1; b.flat = 0; b.zero = col; /* never read: every tap is inside */
   b.y = a->y + oh * a->yh + ow * a->yw;
   nhwc_pixels(&b, 0, 0, np);
 }
@@ -385,13 +462,6 @@ typedef void (*dw_fn)(const nhwc_args *, int32_t, int32_t, float *, int32_t, int
 #define DW_BLOCKS 1
 #endif
 
-/* first and one-past-last k < K with i0 + k * d in [0, n) */
-static void tap_range(int32_t i0, int32_t d, int32_t n, int32_t K, int32_t *k0, int32_t *k1) {
-  int32_t a = i0 < 0 ? (-i0 + d - 1) / d : 0, b = K;
-  while (b > a && i0 + (b - 1) * d >= n) b--;
-  *k0 = a < K ? a : K;
-  *k1 = b;
-}
 
 /* a->x is the input at pixel (0, 0) channel 0; a->O channels, one input channel each */
 static void conv_dw(const nhwc_args *a, int32_t OH) {
