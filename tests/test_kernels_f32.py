@@ -54,7 +54,8 @@ class M(torch.nn.Module):
                 self.f(x) * 1.0, self.g(y) * 1.0)
 """, [((1, 12, 11, 13), "cl"), ((2, 3, 17, 16), "cl")]),
     # channels-last depthwise: channel counts not a multiple of 4, 3x3 and 5x5, strides 1 and 2,
-    # dilation, taps clipped at every border, a depth multiplier of 2 (the general channels-last path)
+    # dilation, taps clipped at every border, a depth multiplier of 2 (the general channels-last path);
+    # 3x3 at strides 1 and 2 take the Helium column-sharing block inside the image
     "depthwise_channels_last": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -64,8 +65,10 @@ class M(torch.nn.Module):
         self.c = torch.nn.Conv2d(18, 18, 3, padding=1, dilation=2, groups=18, bias=False)
         self.d = torch.nn.Conv2d(18, 36, 3, padding=1, groups=18)
         self.e = torch.nn.Conv2d(18, 18, (3, 2), stride=(1, 2), groups=18)
+        self.f = torch.nn.Conv2d(18, 18, 3, stride=2, padding=1, groups=18)
     def forward(self, x):
-        return self.a(x) * 1.0, self.b(x) * 1.0, self.c(x) * 1.0, self.d(x) * 1.0, self.e(x) * 1.0
+        return (self.a(x) * 1.0, self.b(x) * 1.0, self.c(x) * 1.0, self.d(x) * 1.0, self.e(x) * 1.0,
+                self.f(x) * 1.0)
 """, [((1, 18, 9, 10), "cl")]),
     # NCHW depthwise (Helium: channels gathered from the planes) and NCHW convs of 8+ output channels
     # (outputs scattered to the planes), padded taps on every border, a 3-channel first layer
@@ -78,8 +81,9 @@ class M(torch.nn.Module):
         self.c = torch.nn.Conv2d(20, 24, 3, stride=2, padding=1)
         self.d = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1)
         self.e = torch.nn.Conv2d(1, 9, (5, 3), stride=2, padding=(2, 1))
+        self.f = torch.nn.Conv2d(20, 20, 3, stride=2, padding=1, groups=20)
     def forward(self, x, z):
-        return self.a(x), self.b(x), self.c(x), self.d(z), self.e(z[:, :1])
+        return self.a(x), self.b(x), self.c(x), self.d(z), self.e(z[:, :1]), self.f(x)
 """, [((1, 20, 13, 11), "n"), ((2, 3, 15, 17), "n")]),
     # an inverted residual block (expand, ReLU6, depthwise, project, residual add) in both layouts,
     # ReLU6 on odd element counts, clamps, global means / sums over planes and channels
