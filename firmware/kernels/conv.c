@@ -443,6 +443,7 @@ static void conv_f32_patch(const conv_geo *g, const conv_plan *pl, const float *
 }
 
 #include "conv_gemm.h"
+#include "conv_dw.h"
 
 /* The many-channel paths (conv_gemm.h): pointwise NCHW with contiguous planes, channels-last
  * depthwise and channels-last convolutions with several channels per group. false: not one of them. */
