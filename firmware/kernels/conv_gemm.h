@@ -325,33 +325,45 @@ static void tap_range(int32_t i0, int32_t d, int32_t n, int32_t K, int32_t *k0, 
  * per-tap work of nhwc_pixels is paid once per pixel block and not per tap. Needs the weights of an
  * output channel to be one run in (kh, kw, c) order. */
 #define CONV_COL 768 /* floats of stack */
+/* the weights of one output channel are one dense block of KH * KW * C floats, in any order of the
+ * three dims (NCHW: (c, kh, kw); channels-last: (kh, kw, c)), and a kernel row's taps one run in the
+ * input (channels-last, or one channel): else filling the buffer costs more than the per-tap loop */
 static bool col_fits(const nhwc_args *a) {
   const int32_t K = a->KH * a->KW * a->C;
-  return a->C < 8 && 3 * K <= CONV_COL && a->wh == a->KW * a->ww && a->ww == a->C && (a->wc == 1 || a->C == 1);
+  if (a->C >= 8 || 3 * K > CONV_COL) return false;
+  if (!((a->C == 1 || (a->xc == 1 && a->wc == 1)) && a->ww == a->C && a->xw == a->C && a->dw == 1)) return false;
+  ptrdiff_t st[3] = {a->wh, a->ww, a->wc};
+  int32_t sz[3] = {a->KH, a->KW, a->C};
+  ptrdiff_t next = 1;
+  for (int k = 0; k < 3; k++) { /* the dims longer than 1 by increasing stride, each the product so far */
+    int best = -1;
+    for (int d = 0; d < 3; d++)
+      if (sz[d] > 1 && (best < 0 || st[d] < st[best])) best = d;
+    if (best < 0) break;
+    if (st[best] != next) return false;
+    next *= sz[best];
+    sz[best] = 1;
+  }
+  return true;
 }
 
+/* col row m: the taps of pixel m in the weights' order (kh * wh + kw * ww + c * wc), zeros outside */
 static void nhwc_pixels_col(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np, float *col) {
   const int32_t K = a->KH * a->KW * a->C, C = a->C, KW = a->KW, dw = a->dw;
-  const ptrdiff_t xc = a->xc, xw = a->xw;
-  float *d = col;
-  for (int32_t m = 0; m < 3; m++) {
+  const ptrdiff_t xw = a->xw, wh = a->wh, ww = a->ww;
+  for (int32_t i = 0; i < 3 * K; i++) col[i] = 0.0f;
+  for (int32_t m = 0; m < np; m++) {
     const int32_t iw0 = (ow + m) * a->sw - a->pw;
-    int32_t kw0 = 0, kw1 = 0;
-    if (m < np) tap_range(iw0, dw, a->W, KW, &kw0, &kw1);
-    for (int32_t kh = 0; kh < a->KH; kh++) {
+    int32_t kw0, kw1;
+    tap_range(iw0, dw, a->W, KW, &kw0, &kw1);
+    if (kw1 <= kw0) continue;
+    float *row = col + m * K;
+    for (int32_t kh = 0; kh < a->KH; kh++) { /* the row's valid taps: one run in the input and in col */
       const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
-      const int32_t k0 = ih >= 0 && ih < a->H ? kw0 : KW, k1 = ih >= 0 && ih < a->H ? kw1 : KW;
-      for (int32_t i = 0; i < k0 * C; i++) *d++ = 0.0f;
-      if (k1 > k0) {
-        const float *x = a->x + ih * a->xh + (iw0 + k0 * dw) * xw;
-        if (C == 1) {
-          for (int32_t kw = k0; kw < k1; kw++, x += dw * xw) *d++ = *x;
-        } else {
-          for (int32_t kw = k0; kw < k1; kw++, x += dw * xw)
-            for (int32_t c = 0; c < C; c++) *d++ = x[c * xc];
-        }
-      }
-      for (int32_t i = (k1 > k0 ? k1 : k0) * C; i < KW * C; i++) *d++ = 0.0f;
+      if (ih < 0 || ih >= a->H) continue;
+      const float *x = a->x + ih * a->xh + (iw0 + kw0) * xw;
+      float *d = row + kh * wh + kw0 * ww;
+      for (int32_t i = 0; i < (kw1 - kw0) * C; i++) d[i] = x[i];
     }
   }
   nhwc_args b = *a; /* a 1x1 conv over a 1 x 3 image of K channels */
