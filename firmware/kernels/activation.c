@@ -5,6 +5,9 @@
 #include "etmath.h"
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 #include <arm_mve.h>
+/* v = c where a > b (lane by lane; false for NaN, which then stays), as one VPT block */
+#define ACT_SET_IF_GT(v, c, a, b) \
+  __asm__("vpt.f32 gt, %q[A], %q[B]\n\tvmovt %q[V], %q[C]" : [V] "+w"(v) : [A] "w"(a), [B] "w"(b), [C] "w"(c))
 #endif
 
 enum { A_RELU, A_CLAMP, A_SIGMOID, A_TANH, A_GELU, A_GELU_TANH, A_HARDSWISH, A_HARDSIGMOID,
@@ -50,8 +53,9 @@ __attribute__((noinline)) static void f32_loop(int op, const float *x, float *o,
        * false when unordered (MVE's "lt" on floats is true for NaN) */
       const float32x4_t z = vdupq_n_f32(0.0f);
       for (; i + 4 <= n; i += 4) {
-        const float32x4_t v = vld1q_f32(x + i);
-        vst1q_f32(o + i, vpselq_f32(z, v, vcmpgtq_f32(z, v)));
+        float32x4_t v = vld1q_f32(x + i);
+        ACT_SET_IF_GT(v, z, z, v); /* GCC 12 moves each vcmp's predicate through a core register */
+        vst1q_f32(o + i, v);
       }
 #endif
       for (; i < n; i++) o[i] = fapply(A_RELU, x[i], p);
@@ -59,7 +63,25 @@ __attribute__((noinline)) static void f32_loop(int op, const float *x, float *o,
     }
     case A_CLAMP: {
       aparams q = *p;
-      for (size_t i = 0; i < n; i++) o[i] = fapply(A_CLAMP, x[i], &q);
+      size_t i = 0;
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+      /* v < lo -> lo, v > hi -> hi on four lanes; both tests false for NaN, which passes through */
+      const float32x4_t lo = vdupq_n_f32(q.lo), hi = vdupq_n_f32(q.hi);
+      if (q.has_lo && q.has_hi) /* hardtanh, relu6: both bounds, no tests in the loop */
+        for (; i + 4 <= n; i += 4) {
+          float32x4_t v = vld1q_f32(x + i);
+          ACT_SET_IF_GT(v, lo, lo, v);
+          ACT_SET_IF_GT(v, hi, v, hi);
+          vst1q_f32(o + i, v);
+        }
+      for (; i + 4 <= n; i += 4) {
+        float32x4_t v = vld1q_f32(x + i);
+        if (q.has_lo) ACT_SET_IF_GT(v, lo, lo, v);
+        if (q.has_hi) ACT_SET_IF_GT(v, hi, v, hi);
+        vst1q_f32(o + i, v);
+      }
+#endif
+      for (; i < n; i++) o[i] = fapply(A_CLAMP, x[i], &q);
       break;
     }
     default: for (size_t i = 0; i < n; i++) o[i] = fapply(op, x[i], p); break;

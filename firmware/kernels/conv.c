@@ -442,6 +442,72 @@ static void conv_f32_patch(const conv_geo *g, const conv_plan *pl, const float *
       }
 }
 
+#include "conv_gemm.h"
+#include "conv_dw.h"
+
+/* The many-channel paths (conv_gemm.h): pointwise NCHW with contiguous planes, channels-last
+ * depthwise and channels-last convolutions with several channels per group. false: not one of them. */
+static bool conv_f32_gemm(const conv_geo *g, uint32_t nd, const float *x, const float *w, const float *bias,
+                          float *y) {
+  const int32_t cpg = g->C / g->G, opg = g->O / g->G;
+  if (cpg == 0) return false;
+  if (g->KH == 1 && g->KW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 && g->is[3] == 1 &&
+      g->os[3] == 1 && (g->H == 1 || g->is[2] == g->W) && (g->OH == 1 || g->os[2] == g->OW) && cpg > 1) {
+    pw_args a;
+    a.xc = g->is[1]; a.wo = g->ws[0]; a.wc = g->ws[1]; a.yo = g->os[1];
+    a.P = g->H * g->W; a.C = cpg;
+    for (int32_t n = 0; n < g->N; n++)
+      for (int32_t grp = 0; grp < g->G; grp++) {
+        a.x = x + n * g->is[0] + grp * cpg * g->is[1];
+        a.w = w + grp * opg * g->ws[0];
+        a.bias = bias ? bias + grp * opg : NULL;
+        a.y = y + n * g->os[0] + grp * opg * g->os[1];
+        conv_pw_nchw(&a, opg);
+      }
+    return true;
+  }
+  if (nd != 4) return false;
+  nhwc_args a;
+  a.H = g->H; a.W = g->W; a.KH = g->KH; a.KW = g->KW; a.sh = g->sh; a.sw = g->sw; a.ph = g->ph; a.pw = g->pw;
+  a.dh = g->dh; a.dw = g->dw; a.OW = g->OW;
+  a.xh = g->is[2]; a.xw = g->is[3]; a.xc = g->is[1];
+  a.wo = g->ws[0]; a.wc = g->ws[1]; a.wh = g->ws[2]; a.ww = g->ws[3];
+  a.yh = g->os[2]; a.yw = g->os[3]; a.yc = g->os[1];
+  const bool cl = g->is[1] == 1 && g->os[1] == 1;
+  /* depthwise, channels on the lanes (Helium gathers them from NCHW planes; portable C keeps NCHW on
+   * the patch path) */
+  if (cpg == 1 && opg == 1 && (cl || DW_BLOCKS > 1)) {
+    a.C = 1; a.O = g->C;
+    for (int32_t n = 0; n < g->N; n++) {
+      a.x = x + n * g->is[0]; a.w = w; a.bias = bias; a.y = y + n * g->os[0];
+      conv_dw(&a, g->OH);
+    }
+    return true;
+  }
+  /* NCHW: Helium reads the input in place and scatters the outputs to their planes; worth it from 8
+   * output channels a group with a column stride (the patch path copies those taps one by one);
+   * portable C keeps NCHW on the patch path */
+  if (!(cl || (DW_BLOCKS > 1 && opg >= 8 && g->sw > 1))) return false;
+  float zero[CONV_ZMAX];
+  a.zero = NULL;
+  if ((g->is[1] == 1 || cpg == 1) && cpg <= CONV_ZMAX) {
+    for (int32_t i = 0; i < cpg; i++) zero[i] = 0.0f;
+    a.zero = zero;
+  }
+  a.C = cpg; a.O = opg;
+  a.flat = g->dw == 1 && (cpg == 1 ? g->is[3] == 1 && g->ws[3] == 1
+                                   : g->is[1] == 1 && g->ws[1] == 1 && g->is[3] == cpg && g->ws[3] == cpg);
+  for (int32_t n = 0; n < g->N; n++)
+    for (int32_t grp = 0; grp < g->G; grp++) {
+      a.x = x + n * g->is[0] + grp * cpg * g->is[1];
+      a.w = w + grp * opg * g->ws[0];
+      a.bias = bias ? bias + grp * opg : NULL;
+      a.y = y + n * g->os[0] + grp * opg * g->os[1];
+      conv_nhwc(&a, g->OH);
+    }
+  return true;
+}
+
 /* convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding,
  *   SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) */
 ET_OP("aten::convolution.out", k_aten_convolution_out) {
@@ -493,6 +559,7 @@ ET_OP("aten::convolution.out", k_aten_convolution_out) {
   const float *xp = (const float *)in->data, *wp = (const float *)wt->data;
   const float *bp = bias ? (const float *)bias->data : NULL;
   conv_plan pl;
+  if (!CONV_SOFT_FLOAT && conv_f32_gemm(&g, nd, xp, wp, bp, (float *)out->data)) return ET_OK;
   if (!CONV_SOFT_FLOAT && plan_patch(&g, &pl)) conv_f32_patch(&g, &pl, xp, wp, bp, (float *)out->data);
   else conv_f32_axpy(&g, xp, wp, bp, (float *)out->data);
   return ET_OK;

@@ -31,6 +31,46 @@ static bool reduce_mask(const et_value *v, uint32_t ndim, uint32_t *mask) {
   return true;
 }
 
+/* The dims with size > 1 among sizes[0..n) as one arithmetic run: count elements at *step apart (their
+ * strides, in increasing order, each the previous one times its size). false when they are not. */
+static bool as_run(const int32_t *sizes, const ptrdiff_t *strides, uint32_t n, ptrdiff_t *step, size_t *count) {
+  uint32_t used = 0;
+  ptrdiff_t next = 0;
+  *count = 1;
+  *step = 1;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t best = n;
+    for (uint32_t d = 0; d < n; d++) /* the smallest stride not used yet, of a dim longer than 1 */
+      if (!(used & (1u << d)) && sizes[d] > 1 && (best == n || strides[d] < strides[best])) best = d;
+    if (best == n) break;
+    used |= 1u << best;
+    if (next && strides[best] != next) return false;
+    if (!next) *step = strides[best];
+    *count *= (size_t)sizes[best];
+    next = strides[best] * sizes[best];
+  }
+  return true;
+}
+
+/* float32 sum / mean where the reduced elements of one output are one arithmetic run and the outputs
+ * another (NCHW or channels-last global pooling): Neumaier sums without the index walker */
+static void reduce_runs_f32(int op, const float *x, float *y, ptrdiff_t ostep_in, ptrdiff_t ostep_out, size_t nout,
+                            ptrdiff_t rstep, size_t rcount) {
+  const float countf = (float)rcount;
+  for (size_t o = 0; o < nout; o++, x += ostep_in) {
+    float acc = 0.0f, comp = 0.0f;
+    const float *p = x;
+    for (size_t r = 0; r < rcount; r++, p += rstep) {
+      const float v = *p, t = acc + v;
+      if (et_fabsf(acc) >= et_fabsf(v)) comp += (acc - t) + v;
+      else comp += (v - t) + acc;
+      acc = t;
+    }
+    acc += comp;
+    y[o * ostep_out] = op == R_MEAN ? acc / countf : acc;
+  }
+}
+
 static et_status run_reduce(et_kctx *ctx, et_value *const *args, uint32_t nargs, int op,
                             const et_value *dimv, const et_value *keepv, uint32_t oi) {
   ET_CHECK_ARGS(oi + 1);
@@ -71,6 +111,20 @@ static et_status run_reduce(et_kctx *ctx, et_value *const *args, uint32_t nargs,
     }
   }
   size_t nout = (size_t)et_numel(out);
+  if ((op == R_SUM || op == R_MEAN) && in->dtype == ET_FLOAT && out->dtype == ET_FLOAT && rcount > 0 && nout > 0) {
+    ptrdiff_t rstep, kstep_in, kstep_out;
+    size_t rc, kc, kc_out;
+    if (as_run(rsz, rst[0], nr, &rstep, &rc) && as_run(ksz, kst[1], nk, &kstep_in, &kc) &&
+        as_run(ksz, kst[0], nk, &kstep_out, &kc_out) && rc == rcount && kc == nout && kc_out == nout) {
+      /* one kept dim longer than 1 at most: input and output then walk it in the same order */
+      uint32_t longk = 0;
+      for (uint32_t d = 0; d < nk; d++) longk += ksz[d] > 1;
+      if (longk <= 1) {
+        reduce_runs_f32(op, (const float *)in->data, (float *)out->data, kstep_in, kstep_out, nout, rstep, rcount);
+        return ET_OK;
+      }
+    }
+  }
   bool use_f = et_dtype_is_float(out->dtype) || (op == R_MEAN);
   bool in_f = et_dtype_is_float(in->dtype);
   bool f32 = in->dtype == ET_FLOAT;

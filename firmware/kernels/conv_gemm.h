@@ -1,0 +1,387 @@
+/* Float32 convolution paths for many channels, included by conv.c only (static functions):
+ *
+ * - conv_pw_nchw: pointwise 1x1, stride 1, no padding, planes contiguous (NCHW): a GEMM
+ *   Y[o, p] = b[o] + sum_c W[o, c] X[c, p] with pixels on the vector lanes, 2 output channels x 3
+ *   vectors (12 pixels) of accumulators a pass: per input channel 3 loads, 2 weight loads, 6 FMAs.
+ * - conv_nhwc: any KxK conv (stride, padding, dilation, groups with several channels each) of
+ *   channels-last input and output: output channels on the lanes (the weight column of 8 output
+ *   channels gathered, lanes one weight row apart), 3 output pixels x 8 channels of accumulators held
+ *   across every tap: per (tap, input channel) 2 gathers, 3 scalar input loads, 6 FMAs. Taps outside
+ *   the image count as zeros (no im2col buffer: the input is read in place).
+ * - gemm3 / the tap buffer: pointwise channels-last convs, and layers with fewer than 8 input channels
+ *   (first convs) whose taps of 3 output pixels are copied into a stack buffer for one 1x1 pass.
+ * Depthwise: conv_dw.h. Portable C builds the same loops with plain arrays of accumulators. */
+#ifndef ET_CONV_GEMM_H
+#define ET_CONV_GEMM_H
+
+/* the zero row read by padded taps (conv_nhwc, channels contiguous or one channel): up to this many */
+#define CONV_ZMAX 256
+
+/* ---------------------------------------------------------------- pointwise NCHW */
+
+typedef struct {
+  const float *x, *w, *bias;
+  float *y;
+  ptrdiff_t xc, wo, wc, yo; /* x channel stride, weight strides (o, c), y channel stride */
+  int32_t P, C;             /* pixels per plane, input channels */
+} pw_args;
+
+#ifdef CONV_MVE
+/* FULL: 12 pixels left (no predicates); UNIT: weights contiguous along c (post-incremented loads) */
+static inline __attribute__((always_inline)) void pw_block(const pw_args *a, int32_t o, int32_t p, int MI, int FULL,
+                                                           int UNIT) {
+  const int32_t n = a->P - p;
+  const mve_pred16_t q0 = vctp32q((uint32_t)n), q1 = vctp32q((uint32_t)(n > 4 ? n - 4 : 0)),
+                     q2 = vctp32q((uint32_t)(n > 8 ? n - 8 : 0));
+  const float b0 = a->bias ? a->bias[o] : 0.0f, b1 = (MI > 1 && a->bias) ? a->bias[o + 1] : 0.0f;
+  float32x4_t a00 = vdupq_n_f32(b0), a01 = a00, a02 = a00;
+  float32x4_t a10 = vdupq_n_f32(b1), a11 = a10, a12 = a10;
+  const float *xp = a->x + p, *w0 = a->w + o * a->wo, *w1 = w0 + a->wo;
+  const ptrdiff_t xc = a->xc, wc = UNIT ? 1 : a->wc;
+  for (int32_t c = a->C; c > 0; c--, xp += xc, w0 += wc, w1 += wc) {
+    float32x4_t v0, v1, v2;
+    if (FULL) { v0 = vld1q_f32(xp); v1 = vld1q_f32(xp + 4); v2 = vld1q_f32(xp + 8); }
+    else { v0 = vld1q_z_f32(xp, q0); v1 = vld1q_z_f32(xp + 4, q1); v2 = vld1q_z_f32(xp + 8, q2); }
+    const float s0 = *w0;
+    a00 = vfmaq_n_f32(a00, v0, s0); a01 = vfmaq_n_f32(a01, v1, s0); a02 = vfmaq_n_f32(a02, v2, s0);
+    if (MI > 1) {
+      const float s1 = *w1;
+      a10 = vfmaq_n_f32(a10, v0, s1); a11 = vfmaq_n_f32(a11, v1, s1); a12 = vfmaq_n_f32(a12, v2, s1);
+    }
+  }
+  float *y = a->y + o * a->yo + p;
+  for (int m = 0; m < MI; m++, y += a->yo) {
+    const float32x4_t r0 = m ? a10 : a00, r1 = m ? a11 : a01, r2 = m ? a12 : a02;
+    if (FULL) { vst1q_f32(y, r0); vst1q_f32(y + 4, r1); vst1q_f32(y + 8, r2); }
+    else { vst1q_p_f32(y, r0, q0); vst1q_p_f32(y + 4, r1, q1); vst1q_p_f32(y + 8, r2, q2); }
+  }
+}
+#else
+static inline __attribute__((always_inline)) void pw_block(const pw_args *a, int32_t o, int32_t p, int MI, int FULL,
+                                                           int UNIT) {
+  (void)FULL; (void)UNIT;
+  const int32_t n = a->P - p < 12 ? a->P - p : 12;
+  float acc[2][12];
+  for (int m = 0; m < MI; m++) {
+    const float b = a->bias ? a->bias[o + m] : 0.0f;
+    for (int j = 0; j < 12; j++) acc[m][j] = b;
+  }
+  const float *xp = a->x + p, *w0 = a->w + o * a->wo;
+  for (int32_t c = 0; c < a->C; c++, xp += a->xc, w0 += a->wc) {
+    for (int m = 0; m < MI; m++) {
+      const float s = w0[m * a->wo];
+      if (n == 12) { for (int j = 0; j < 12; j++) acc[m][j] += s * xp[j]; }
+      else { for (int j = 0; j < n; j++) acc[m][j] += s * xp[j]; }
+    }
+  }
+  for (int m = 0; m < MI; m++)
+    for (int j = 0; j < n; j++) a->y[(o + m) * a->yo + p + j] = acc[m][j];
+}
+#endif
+
+#define PW_FN(MI, FULL, UNIT)                                                                       \
+  static __attribute__((noinline)) void pw_block_##MI##FULL##UNIT(const pw_args *a, int32_t o, int32_t p) { \
+    pw_block(a, o, p, MI, FULL, UNIT);                                                                \
+  }
+PW_FN(1, 0, 0) PW_FN(1, 0, 1) PW_FN(1, 1, 0) PW_FN(1, 1, 1) PW_FN(2, 0, 0) PW_FN(2, 0, 1) PW_FN(2, 1, 0) PW_FN(2, 1, 1)
+#undef PW_FN
+typedef void (*pw_fn)(const pw_args *, int32_t, int32_t);
+static const pw_fn pw_blocks[2][2][2] = {{{pw_block_100, pw_block_101}, {pw_block_110, pw_block_111}},
+                                         {{pw_block_200, pw_block_201}, {pw_block_210, pw_block_211}}};
+
+/* O output planes of a->P pixels */
+static void conv_pw_nchw(const pw_args *a, int32_t O) {
+  const int unit = a->wc == 1;
+  for (int32_t o = 0; o < O; o += 2) {
+    const int mi = O - o >= 2;
+    const pw_fn full = pw_blocks[mi][1][unit], part = pw_blocks[mi][0][unit];
+    int32_t p = 0;
+    for (; p + 12 <= a->P; p += 12) full(a, o, p);
+    if (p < a->P) part(a, o, p);
+  }
+}
+
+/* ---------------------------------------------------------------- KxK channels-last */
+
+typedef struct {
+  const float *x, *w, *bias; /* input of the group (batch and group offsets applied), weights and bias of its channels */
+  float *y;                  /* output of the group at pixel (0, 0) */
+  int32_t H, W, C, O, KH, KW, sh, sw, ph, pw, dh, dw, OW;
+  ptrdiff_t xh, xw, xc;      /* input strides */
+  ptrdiff_t wo, wc, wh, ww;  /* weight strides */
+  ptrdiff_t yh, yw, yc;      /* output strides */
+  int32_t flat;              /* conv_nhwc: (kw, c) steps one float in input and weights (dw == 1) */
+  const float *zero;         /* conv_nhwc: C zeros at the input's channel stride, or NULL */
+} nhwc_args;
+
+/* np (1..3) output pixels (oh, ow .. ow + np - 1) x all output channels */
+#ifdef CONV_MVE
+/* output channels [o0, o1) in blocks of 8; FULL: every block whole (no predicates); UNIT: input and
+ * weights contiguous along c */
+static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np,
+                                                             int32_t o0, int32_t o1, int FULL, int UNIT) {
+  const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)a->wo);
+  const uint32x4_t yoff = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)a->yc);
+  const ptrdiff_t wo4 = 4 * a->wo, xc = UNIT ? 1 : a->xc, wc = UNIT ? 1 : a->wc;
+  const int32_t C = a->C;
+  float *y = a->y + oh * a->yh + ow * a->yw;
+  for (int32_t o = o0; o < o1; o += 8) {
+    const int32_t n = a->O - o;
+    const mve_pred16_t q0 = vctp32q((uint32_t)n), q1 = vctp32q((uint32_t)(n > 4 ? n - 4 : 0));
+    float32x4_t b0 = vdupq_n_f32(0.0f), b1 = b0;
+    if (a->bias) {
+      if (FULL) { b0 = vld1q_f32(a->bias + o); b1 = vld1q_f32(a->bias + o + 4); }
+      else { b0 = vld1q_z_f32(a->bias + o, q0); b1 = vld1q_z_f32(a->bias + o + 4, q1); }
+    }
+    float32x4_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
+    /* a kernel row whose taps are all inside the image for the 3 pixels, with (kw, c) one run in the
+     * input and the weights (a->flat): one loop of KW * C steps instead of KW loops of C */
+    const int32_t iwa = ow * a->sw - a->pw, iwb = (ow + 2) * a->sw - a->pw + (a->KW - 1) * a->dw;
+    const int flat = a->flat && np == 3 && iwa >= 0 && iwb < a->W;
+    const int32_t nkw = flat ? 1 : a->KW, cnt = flat ? a->KW * C : C;
+    const ptrdiff_t sx = flat ? 1 : xc, sk = flat ? 1 : wc;
+    for (int32_t kh = 0; kh < a->KH; kh++) {
+      const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
+      if (ih < 0 || ih >= a->H) continue;
+      const float *xr = a->x + ih * a->xh;
+      for (int32_t kw = 0; kw < nkw; kw++) {
+        const float *s[3];
+        int ok[3], all = 1;
+        /* a pixel whose tap is outside the image reads the zero row when there is one, else its row's
+         * start, taken as 0 (the slower loop below); pixels past np (never stored) read their row */
+        for (int m = 0; m < 3; m++) {
+          const int32_t iw = (ow + m) * a->sw - a->pw + kw * a->dw;
+          const int in = iw >= 0 && iw < a->W;
+          ok[m] = m >= np || in || a->zero;
+          s[m] = m < np && in ? xr + iw * a->xw : m < np && a->zero ? a->zero : xr;
+          all &= ok[m];
+        }
+        const float *s0 = s[0], *s1 = s[1], *s2 = s[2];
+        const float *wp = a->w + o * a->wo + kh * a->wh + kw * a->ww;
+        if (!all) {
+          const int ok0 = ok[0], ok1 = ok[1], ok2 = ok[2];
+          for (int32_t c = C; c > 0; c--, s0 += xc, s1 += xc, s2 += xc, wp += wc) {
+            const float32x4_t v0 = vldrwq_gather_shifted_offset_z_f32(wp, off, q0);
+            const float32x4_t v1 = vldrwq_gather_shifted_offset_z_f32(wp + wo4, off, q1);
+            const float x0 = ok0 ? *s0 : 0.0f, x1 = ok1 ? *s1 : 0.0f, x2 = ok2 ? *s2 : 0.0f;
+            a00 = vfmaq_n_f32(a00, v0, x0); a01 = vfmaq_n_f32(a01, v1, x0);
+            a10 = vfmaq_n_f32(a10, v0, x1); a11 = vfmaq_n_f32(a11, v1, x1);
+            a20 = vfmaq_n_f32(a20, v0, x2); a21 = vfmaq_n_f32(a21, v1, x2);
+          }
+          continue;
+        }
+        for (int32_t c = cnt; c > 0; c--, s0 += sx, s1 += sx, s2 += sx, wp += sk) {
+          float32x4_t v0, v1;
+          if (FULL) {
+            v0 = vldrwq_gather_shifted_offset_f32(wp, off);
+            v1 = vldrwq_gather_shifted_offset_f32(wp + wo4, off);
+          } else {
+            v0 = vldrwq_gather_shifted_offset_z_f32(wp, off, q0);
+            v1 = vldrwq_gather_shifted_offset_z_f32(wp + wo4, off, q1);
+          }
+          const float x0 = *s0, x1 = *s1, x2 = *s2;
+          a00 = vfmaq_n_f32(a00, v0, x0); a01 = vfmaq_n_f32(a01, v1, x0);
+          a10 = vfmaq_n_f32(a10, v0, x1); a11 = vfmaq_n_f32(a11, v1, x1);
+          a20 = vfmaq_n_f32(a20, v0, x2); a21 = vfmaq_n_f32(a21, v1, x2);
+        }
+      }
+    }
+    for (int m = 0; m < 3; m++) {
+      if (m >= np) break;
+      float *yp = y + m * a->yw + o * a->yc;
+      const float32x4_t r0 = m == 0 ? a00 : m == 1 ? a10 : a20, r1 = m == 0 ? a01 : m == 1 ? a11 : a21;
+      if (a->yc != 1) { /* channel planes (NCHW): scattered */
+        vstrwq_scatter_shifted_offset_p_f32(yp, yoff, r0, q0);
+        vstrwq_scatter_shifted_offset_p_f32(yp + 4 * a->yc, yoff, r1, q1);
+      } else if (FULL) {
+        vst1q_f32(yp, r0); vst1q_f32(yp + 4, r1);
+      } else {
+        vst1q_p_f32(yp, r0, q0); vst1q_p_f32(yp + 4, r1, q1);
+      }
+    }
+  }
+}
+#define NHWC_FN(FULL, UNIT)                                                                             \
+  static __attribute__((noinline)) void nhwc_block_##FULL##UNIT(const nhwc_args *a, int32_t oh, int32_t ow, \
+                                                                int32_t np, int32_t o0, int32_t o1) {    \
+    nhwc_block(a, oh, ow, np, o0, o1, FULL, UNIT);                                                       \
+  }
+NHWC_FN(0, 0) NHWC_FN(0, 1) NHWC_FN(1, 0) NHWC_FN(1, 1)
+#undef NHWC_FN
+/* The lean case of nhwc_block (1x1 taps, unit strides along K): 3 rows s0..s2 of K floats times the
+ * output channels' weight rows (wo apart), stored for pixels m < np at y + m * ys, channel o at o * yc. */
+typedef struct {
+  const float *s[3], *w, *bias;
+  float *y;
+  ptrdiff_t wo, ys, yc;
+  int32_t K, O, np;
+} gemm3_args;
+
+static inline __attribute__((always_inline)) void gemm3_o(const gemm3_args *g, int32_t o, uint32x4_t off,
+                                                          uint32x4_t yoff, int FULL) {
+  const int32_t n = g->O - o;
+  const mve_pred16_t q0 = vctp32q((uint32_t)n), q1 = vctp32q((uint32_t)(n > 4 ? n - 4 : 0));
+  float32x4_t b0 = vdupq_n_f32(0.0f), b1 = b0;
+  if (g->bias) {
+    if (FULL) { b0 = vld1q_f32(g->bias + o); b1 = vld1q_f32(g->bias + o + 4); }
+    else { b0 = vld1q_z_f32(g->bias + o, q0); b1 = vld1q_z_f32(g->bias + o + 4, q1); }
+  }
+  float32x4_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
+  const float *s0 = g->s[0], *s1 = g->s[1], *s2 = g->s[2], *wp = g->w + o * g->wo;
+  const ptrdiff_t wo4 = 4 * g->wo;
+  for (int32_t k = g->K; k > 0; k--, wp++) {
+    float32x4_t v0, v1;
+    if (FULL) { v0 = vldrwq_gather_shifted_offset_f32(wp, off); v1 = vldrwq_gather_shifted_offset_f32(wp + wo4, off); }
+    else { v0 = vldrwq_gather_shifted_offset_z_f32(wp, off, q0); v1 = vldrwq_gather_shifted_offset_z_f32(wp + wo4, off, q1); }
+    const float x0 = *s0++, x1 = *s1++, x2 = *s2++;
+    a00 = vfmaq_n_f32(a00, v0, x0); a01 = vfmaq_n_f32(a01, v1, x0);
+    a10 = vfmaq_n_f32(a10, v0, x1); a11 = vfmaq_n_f32(a11, v1, x1);
+    a20 = vfmaq_n_f32(a20, v0, x2); a21 = vfmaq_n_f32(a21, v1, x2);
+  }
+  for (int m = 0; m < 3 && m < g->np; m++) {
+    float *yp = g->y + m * g->ys + o * g->yc;
+    const float32x4_t r0 = m == 0 ? a00 : m == 1 ? a10 : a20, r1 = m == 0 ? a01 : m == 1 ? a11 : a21;
+    if (g->yc != 1) {
+      vstrwq_scatter_shifted_offset_p_f32(yp, yoff, r0, q0);
+      vstrwq_scatter_shifted_offset_p_f32(yp + 4 * g->yc, yoff, r1, q1);
+    } else if (FULL) {
+      vst1q_f32(yp, r0); vst1q_f32(yp + 4, r1);
+    } else {
+      vst1q_p_f32(yp, r0, q0); vst1q_p_f32(yp + 4, r1, q1);
+    }
+  }
+}
+
+static __attribute__((noinline)) void gemm3(const gemm3_args *g) {
+  const uint32x4_t lane = vidupq_n_u32(0, 1);
+  const uint32x4_t off = vmulq_n_u32(lane, (uint32_t)g->wo), yoff = vmulq_n_u32(lane, (uint32_t)g->yc);
+  int32_t o = 0;
+  for (; o + 8 <= g->O; o += 8) gemm3_o(g, o, off, yoff, 1);
+  if (o < g->O) gemm3_o(g, o, off, yoff, 0);
+}
+
+static void nhwc_pixels(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np) {
+  const int unit = a->xc == 1 && a->wc == 1;
+  if (unit && a->KH == 1 && a->KW == 1 && a->ph == 0 && a->pw == 0) { /* pointwise (or 1x1 strided) */
+    gemm3_args g;
+    const float *xr = a->x + oh * a->sh * a->xh;
+    for (int m = 0; m < 3; m++) g.s[m] = xr + (m < np ? ow + m : ow) * a->sw * a->xw;
+    g.w = a->w; g.bias = a->bias; g.y = a->y + oh * a->yh + ow * a->yw;
+    g.wo = a->wo; g.ys = a->yw; g.yc = a->yc; g.K = a->C; g.O = a->O; g.np = np;
+    gemm3(&g);
+    return;
+  }
+  const int32_t ofull = a->O & ~7;
+  if (ofull) (unit ? nhwc_block_11 : nhwc_block_10)(a, oh, ow, np, 0, ofull);
+  if (ofull < a->O) (unit ? nhwc_block_01 : nhwc_block_00)(a, oh, ow, np, ofull, a->O);
+}
+#else
+static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np) {
+  float *y = a->y + oh * a->yh + ow * a->yw;
+  for (int32_t o = 0; o < a->O; o += 8) {
+    const int32_t n = a->O - o < 8 ? a->O - o : 8;
+    float acc[3][8];
+    for (int m = 0; m < 3; m++)
+      for (int j = 0; j < 8; j++) acc[m][j] = (a->bias && j < n) ? a->bias[o + j] : 0.0f;
+    for (int32_t kh = 0; kh < a->KH; kh++) {
+      const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
+      if (ih < 0 || ih >= a->H) continue;
+      const float *xr = a->x + ih * a->xh;
+      for (int32_t kw = 0; kw < a->KW; kw++) {
+        const float *s[3];
+        int ok[3];
+        for (int m = 0; m < 3; m++) {
+          const int32_t iw = (ow + m) * a->sw - a->pw + kw * a->dw;
+          ok[m] = m < np && iw >= 0 && iw < a->W;
+          s[m] = ok[m] ? xr + iw * a->xw : xr;
+        }
+        const float *wp = a->w + o * a->wo + kh * a->wh + kw * a->ww;
+        for (int32_t c = 0; c < a->C; c++) {
+          const float x0 = ok[0] ? s[0][c * a->xc] : 0.0f, x1 = ok[1] ? s[1][c * a->xc] : 0.0f,
+                      x2 = ok[2] ? s[2][c * a->xc] : 0.0f;
+          for (int j = 0; j < n; j++) {
+            const float wv = wp[j * a->wo + c * a->wc];
+            acc[0][j] += x0 * wv; acc[1][j] += x1 * wv; acc[2][j] += x2 * wv;
+          }
+        }
+      }
+    }
+    for (int m = 0; m < np; m++)
+      for (int j = 0; j < n; j++) y[m * a->yw + (o + j) * a->yc] = acc[m][j];
+  }
+}
+#endif
+
+/* first and one-past-last k < K with i0 + k * d in [0, n) */
+static void tap_range(int32_t i0, int32_t d, int32_t n, int32_t K, int32_t *k0, int32_t *k1) {
+  int32_t a = i0 < 0 ? (-i0 + d - 1) / d : 0, b = K;
+  while (b > a && i0 + (b - 1) * d >= n) b--;
+  *k0 = a < K ? a : K;
+  *k1 = b;
+}
+
+/* Few input channels (first layers): the taps of 3 output pixels copied into col (3 rows of
+ * KH * KW * C floats, zeros for taps outside the image), then one 1x1 pass over them, so that the
+ * per-tap work of nhwc_pixels is paid once per pixel block and not per tap. Needs the weights of an
+ * output channel to be one run in (kh, kw, c) order. */
+#define CONV_COL 768 /* floats of stack */
+/* the weights of one output channel are one dense block of KH * KW * C floats, in any order of the
+ * three dims (NCHW: (c, kh, kw); channels-last: (kh, kw, c)), and a kernel row's taps one run in the
+ * input (channels-last, or one channel): else filling the buffer costs more than the per-tap loop */
+static bool col_fits(const nhwc_args *a) {
+  const int32_t K = a->KH * a->KW * a->C;
+  if (a->C >= 8 || 3 * K > CONV_COL) return false;
+  if (!((a->C == 1 || (a->xc == 1 && a->wc == 1)) && a->ww == a->C && a->xw == a->C && a->dw == 1)) return false;
+  ptrdiff_t st[3] = {a->wh, a->ww, a->wc};
+  int32_t sz[3] = {a->KH, a->KW, a->C};
+  ptrdiff_t next = 1;
+  for (int k = 0; k < 3; k++) { /* the dims longer than 1 by increasing stride, each the product so far */
+    int best = -1;
+    for (int d = 0; d < 3; d++)
+      if (sz[d] > 1 && (best < 0 || st[d] < st[best])) best = d;
+    if (best < 0) break;
+    if (st[best] != next) return false;
+    next *= sz[best];
+    sz[best] = 1;
+  }
+  return true;
+}
+
+/* col row m: the taps of pixel m in the weights' order (kh * wh + kw * ww + c * wc), zeros outside */
+static void nhwc_pixels_col(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np, float *col) {
+  const int32_t K = a->KH * a->KW * a->C, C = a->C, KW = a->KW, dw = a->dw;
+  const ptrdiff_t xw = a->xw, wh = a->wh, ww = a->ww;
+  for (int32_t i = 0; i < 3 * K; i++) col[i] = 0.0f;
+  for (int32_t m = 0; m < np; m++) {
+    const int32_t iw0 = (ow + m) * a->sw - a->pw;
+    int32_t kw0, kw1;
+    tap_range(iw0, dw, a->W, KW, &kw0, &kw1);
+    if (kw1 <= kw0) continue;
+    float *row = col + m * K;
+    for (int32_t kh = 0; kh < a->KH; kh++) { /* the row's valid taps: one run in the input and in col */
+      const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
+      if (ih < 0 || ih >= a->H) continue;
+      const float *x = a->x + ih * a->xh + (iw0 + kw0) * xw;
+      float *d = row + kh * wh + kw0 * ww;
+      for (int32_t i = 0; i < (kw1 - kw0) * C; i++) d[i] = x[i];
+    }
+  }
+  nhwc_args b = *a; /* a 1x1 conv over a 1 x 3 image of K channels */
+  b.x = col; b.H = 1; b.W = 3; b.C = K; b.KH = b.KW = 1; b.sh = b.sw = b.dh = b.dw = 1; b.ph = b.pw = 0;
+  b.xh = 0; b.xw = K; b.xc = 1; b.wc = 1; b.flat = 0; b.zero = col; /* never read: every tap is inside */
+  b.y = a->y + oh * a->yh + ow * a->yw;
+  nhwc_pixels(&b, 0, 0, np);
+}
+
+static void conv_nhwc(const nhwc_args *a, int32_t OH) {
+  float col[CONV_COL];
+  const bool use_col = col_fits(a);
+  for (int32_t oh = 0; oh < OH; oh++)
+    for (int32_t ow = 0; ow < a->OW; ow += 3) {
+      const int32_t np = a->OW - ow < 3 ? a->OW - ow : 3;
+      if (use_col) nhwc_pixels_col(a, oh, ow, np, col);
+      else nhwc_pixels(a, oh, ow, np);
+    }
+}
+
+#endif

@@ -1,0 +1,185 @@
+"""Float32 convolution paths for many channels (firmware/kernels/conv_gemm.h via conv.c) and the
+Helium clamp / add paths, on the host build and on the Cortex-M55 (corstone300 under QEMU: the MVE
+code runs only there). Each case is one exported module with several layers (one export, many
+outputs), cached under .cache/kernels_f32 by the module source, the inputs and the package versions.
+Reference: the real executorch runtime (portable kernels); where those refuse a layout (channels_last
+convolutions), the eager module's outputs. Float results: max abs err <= 1e-5 x max(1, max|ref|)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from support.compare import assert_close
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "kernels_f32"
+F = "float32"
+
+# name -> (module source (class M), input specs [(shape, layout)]); layout "n" NCHW, "cl" channels_last
+CASES: dict[str, tuple] = {
+    # pointwise NCHW GEMM: output channel pairs and a single last one, pixel blocks of 12 with every
+    # tail (7x9 = 63 pixels), groups with several channels each, batch 2; 1x1 with stride or padding
+    # (the patch path) beside them
+    "pointwise_nchw": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(24, 41, 1)
+        self.b = torch.nn.Conv2d(24, 6, 1, groups=3, bias=False)
+        self.c = torch.nn.Conv2d(24, 5, 1, stride=2)
+        self.d = torch.nn.Conv2d(24, 3, 1, padding=1)
+    def forward(self, x, z):
+        return self.a(x), self.b(x), self.c(x), self.d(x), self.a(z)
+""", [((2, 24, 7, 9), "n"), ((1, 24, 1, 5), "n")]),
+    # channels-last convs: 3x3 padded, stride 2, dilation with a non-square kernel, 1x1 with and
+    # without stride, groups of 3 channels, output channel counts around the 8-lane blocks (5, 8, 13,
+    # 20), widths not a multiple of 3 pixels
+    "convs_channels_last": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(12, 20, 3, padding=1)
+        self.b = torch.nn.Conv2d(12, 13, 3, stride=2, padding=1)
+        self.c = torch.nn.Conv2d(12, 8, (3, 5), padding=(2, 1), dilation=(2, 1))
+        self.d = torch.nn.Conv2d(12, 16, 1)
+        self.e = torch.nn.Conv2d(12, 5, 1, stride=2, bias=False)
+        self.f = torch.nn.Conv2d(12, 8, 3, groups=4, bias=False)
+        self.g = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+    def forward(self, x, y):
+        return (self.a(x) * 1.0, self.b(x) * 1.0, self.c(x) * 1.0, self.d(x) * 1.0, self.e(x) * 1.0,
+                self.f(x) * 1.0, self.g(y) * 1.0)
+""", [((1, 12, 11, 13), "cl"), ((2, 3, 17, 16), "cl")]),
+    # channels-last depthwise: channel counts not a multiple of 4, 3x3 and 5x5, strides 1 and 2,
+    # dilation, taps clipped at every border, a depth multiplier of 2 (the general channels-last path);
+    # 3x3 at strides 1 and 2 take the Helium column-sharing block inside the image
+    "depthwise_channels_last": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(18, 18, 3, padding=1, groups=18)
+        self.b = torch.nn.Conv2d(18, 18, 5, stride=2, padding=2, groups=18)
+        self.c = torch.nn.Conv2d(18, 18, 3, padding=1, dilation=2, groups=18, bias=False)
+        self.d = torch.nn.Conv2d(18, 36, 3, padding=1, groups=18)
+        self.e = torch.nn.Conv2d(18, 18, (3, 2), stride=(1, 2), groups=18)
+        self.f = torch.nn.Conv2d(18, 18, 3, stride=2, padding=1, groups=18)
+    def forward(self, x):
+        return (self.a(x) * 1.0, self.b(x) * 1.0, self.c(x) * 1.0, self.d(x) * 1.0, self.e(x) * 1.0,
+                self.f(x) * 1.0)
+""", [((1, 18, 9, 10), "cl")]),
+    # NCHW depthwise (Helium: channels gathered from the planes) and NCHW convs of 8+ output channels
+    # (outputs scattered to the planes), padded taps on every border, a 3-channel first layer
+    "depthwise_nchw": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(20, 20, 3, padding=1, groups=20)
+        self.b = torch.nn.Conv2d(20, 20, 5, stride=2, padding=2, groups=20)
+        self.c = torch.nn.Conv2d(20, 24, 3, stride=2, padding=1)
+        self.d = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.e = torch.nn.Conv2d(1, 9, (5, 3), stride=2, padding=(2, 1))
+        self.f = torch.nn.Conv2d(20, 20, 3, stride=2, padding=1, groups=20)
+    def forward(self, x, z):
+        return self.a(x), self.b(x), self.c(x), self.d(z), self.e(z[:, :1]), self.f(x)
+""", [((1, 20, 13, 11), "n"), ((2, 3, 15, 17), "n")]),
+    # an inverted residual block (expand, ReLU6, depthwise, project, residual add) in both layouts,
+    # ReLU6 on odd element counts, clamps, global means / sums over planes and channels
+    "block_nchw": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e = torch.nn.Conv2d(8, 48, 1)
+        self.d = torch.nn.Conv2d(48, 48, 3, padding=1, groups=48)
+        self.p = torch.nn.Conv2d(48, 8, 1)
+    def forward(self, x):
+        y = self.p(F.relu6(self.d(F.relu6(self.e(x)))))
+        return x + y, F.hardtanh(x, -0.5, 0.25), F.relu(y), y.mean((2, 3)), y.sum(1, keepdim=True), y.mean((1, 3))
+""", [((1, 8, 7, 5), "n")]),
+    "block_channels_last": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e = torch.nn.Conv2d(8, 48, 1)
+        self.d = torch.nn.Conv2d(48, 48, 3, stride=2, padding=1, groups=48)
+        self.p = torch.nn.Conv2d(48, 8, 1)
+        self.q = torch.nn.Conv2d(48, 8, 1, stride=2)
+    def forward(self, x):
+        h = F.relu6(self.e(x))
+        y = self.p(F.relu6(self.d(h)))
+        return (y + self.q(h)) * 1.0, F.hardtanh(x, -0.5, 0.25) * 1.0, h.mean((2, 3)), h.mean((2, 3), keepdim=True)
+""", [((1, 8, 7, 5), "cl")]),
+}
+
+HEADER = "import torch\nimport torch.nn.functional as F\n"
+
+
+def _inputs(name: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(int(hashlib.sha256(name.encode()).hexdigest()[:8], 16))
+    return [rng.standard_normal(shape).astype(F) for shape, _ in CASES[name][1]]
+
+
+def _key(name: str) -> str:
+    import importlib.metadata as md
+    h = hashlib.sha256((HEADER + CASES[name][0]).encode())
+    h.update(json.dumps(CASES[name][1]).encode())
+    for pkg in ("torch", "executorch"):
+        h.update(md.version(pkg).encode())
+    return h.hexdigest()[:16]
+
+
+def _export(name: str) -> Path:
+    d = CACHE / f"{name}-{_key(name)}"
+    if (d / "ref.npz").exists():
+        return d
+    import torch
+    from etdeploy import exporting, oracle
+    ns: dict = {}
+    exec(compile(HEADER + CASES[name][0], f"<kernels_f32:{name}>", "exec"), ns)
+    torch.manual_seed(0)
+    module = ns["M"]().eval()
+    arrays = _inputs(name)
+    ex = []
+    for a, (_, lay) in zip(arrays, CASES[name][1]):
+        t = torch.from_numpy(a)
+        ex.append(t.contiguous(memory_format=torch.channels_last) if lay == "cl" else t)
+    ex = tuple(ex)
+    if any(lay == "cl" for _, lay in CASES[name][1]):
+        module = module.to(memory_format=torch.channels_last)
+    d.mkdir(parents=True, exist_ok=True)
+    res = exporting.export_model(module, ex, d, "m", flow="portable", case_inputs=[ex])
+    try:
+        ref = oracle.run_reference(res.pte, arrays)
+    except Exception as e:  # the portable kernels refuse channels_last convolutions: the eager module
+        (d / "ref_is_eager.txt").write_text(str(e))
+        ref = [np.asarray(r) for r in oracle.bundled_cases(res.bpte)["forward"][0][1]]
+    np.savez(d / "ref.npz", *[np.asarray(r) for r in ref])
+    return d
+
+
+def _ref(d: Path) -> list[np.ndarray]:
+    z = np.load(d / "ref.npz")
+    return [z[f"arr_{i}"] for i in range(len(z.files))]
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_f32_case_host(name):
+    from support.hostrun import run_host
+    d = _export(name)
+    assert_close(run_host(d / "m.bpte"), _ref(d), f"host/{name}")
+
+
+@pytest.mark.emu
+def test_f32_cases_on_corstone300():
+    """Every case in one image on the Cortex-M55 (Helium paths), against the same references."""
+    from support.boardrun import outputs_per_program
+    from test_models_boards import require_board
+    require_board("corstone300")
+    names = sorted(CASES)
+    dirs = [_export(n) for n in names]
+    per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=1e-4", "atol=1e-4")
+    for name, d, ours in zip(names, dirs, per):
+        assert_close(ours, _ref(d), f"corstone300/{name}")
