@@ -1,0 +1,208 @@
+"""A stand-in for a product team's own firmware, used by tests/test_lib.py: an application that
+drives libetmodel.a through etmodel.h only, built by CMake against the generated package, with (for
+Cortex-M) its own vector table, reset handler, UART and linker script, none of them etdeploy's.
+
+The application sets the bundled case's inputs, executes, and prints each output as one line
+`OUT <i> <hex bytes>` through its own etmodel_port_write (overriding the library's weak default),
+then `DONE <status>`."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from etdeploy import fbs
+from etdeploy.pte import ProgramInfo
+
+APP_C = r"""
+#include <stddef.h>
+#include <stdint.h>
+#include "etmodel.h"
+#include "case.h"
+
+void user_emit(const char *s, size_t n);    /* stdout, or the user's UART */
+
+/* The user's own log hook: replaces the library's weak default. */
+void etmodel_port_write(const char *text, size_t len) { user_emit(text, len); }
+
+static void puts_(const char *s) { size_t n = 0; while (s[n]) n++; user_emit(s, n); }
+
+static void hex_line(uint32_t i, const uint8_t *p, size_t n) {
+  static const char hx[] = "0123456789abcdef";
+  char b[64];
+  size_t k = 0;
+  puts_("OUT ");
+  b[0] = (char)('0' + i); b[1] = ' '; user_emit(b, 2);
+  for (size_t j = 0; j < n; j++) {
+    b[k++] = hx[p[j] >> 4]; b[k++] = hx[p[j] & 15];
+    if (k == sizeof b) { user_emit(b, k); k = 0; }
+  }
+  b[k++] = '\n';
+  user_emit(b, k);
+}
+
+int app_run(void) {
+  int st = etmodel_init();
+  if (st != ETMODEL_OK) { puts_("DONE init-failed\n"); return 2; }
+  for (uint32_t i = 0; i < CASE_N_INPUTS; i++) {
+    st = etmodel_set_input(ETMODEL_FORWARD, i, case_inputs[i], case_input_bytes[i]);
+    if (st != ETMODEL_OK) { puts_("DONE set-input-failed\n"); return 2; }
+  }
+  st = etmodel_execute(ETMODEL_FORWARD);
+  if (st != ETMODEL_OK) { puts_("DONE execute-failed\n"); return 2; }
+  for (uint32_t i = 0; i < ETMODEL_FORWARD_N_OUTPUTS; i++) {
+    size_t n = 0;
+    const uint8_t *p = (const uint8_t *)etmodel_output(ETMODEL_FORWARD, i, &n);
+    if (!p) { puts_("DONE no-output\n"); return 2; }
+    hex_line(i, p, n);
+  }
+  /* the metadata constants agree with what the runtime holds */
+  size_t n0 = 0;
+  etmodel_output(ETMODEL_FORWARD, 0, &n0);
+  if (n0 != ETMODEL_FORWARD_OUT0_BYTES) { puts_("DONE metadata-mismatch\n"); return 3; }
+  puts_("DONE ok\n");
+  return 0;
+}
+"""
+
+HOST_MAIN_C = r"""
+#include <stdio.h>
+#include <stddef.h>
+int app_run(void);
+void user_emit(const char *s, size_t n) { fwrite(s, 1, n, stdout); }
+int main(void) { return app_run(); }
+"""
+
+# Cortex-M55 on QEMU mps3-an547: the user's vector table, reset handler, CMSDK UART and
+# semihosting exit, written here and nowhere in etdeploy.
+CM_START_C = r"""
+#include <stddef.h>
+#include <stdint.h>
+extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _estack;
+int app_run(void);
+void Reset_Handler(void);
+static void Trap(void) { for (;;) {} }
+
+__attribute__((section(".isr_vector"), used))
+static void (*const vectors[16])(void) = {
+  (void (*)(void))(&_estack), Reset_Handler, Trap, Trap, Trap, Trap, Trap, 0, 0, 0, 0, Trap, Trap, 0, Trap, Trap,
+};
+
+#define UART ((volatile uint32_t *)0x59303000u)   /* UART0: DATA, STATE, CTRL, INTSTATUS, BAUDDIV */
+void user_emit(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) { while (UART[1] & 1u) {} UART[0] = (uint8_t)s[i]; }
+}
+
+static void semihost_exit(int ok) {
+  register uint32_t r0 __asm__("r0") = 0x18u;                      /* SYS_EXIT */
+  register uint32_t r1 __asm__("r1") = ok ? 0x20026u : 0x20024u;  /* ApplicationExit / InternalError */
+  __asm__ volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory");
+  for (;;) {}
+}
+
+void Reset_Handler(void) {
+  uint32_t *s = &_sidata, *d = &_sdata;
+  while (d < &_edata) *d++ = *s++;
+  for (d = &_sbss; d < &_ebss; ) *d++ = 0;
+  *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;                /* CPACR: FPU/MVE on */
+  __asm__ volatile("dsb\n isb");
+  UART[4] = 16u;                                                   /* BAUDDIV */
+  UART[2] = 1u;                                                    /* CTRL: TX enable */
+  semihost_exit(app_run() == 0);
+}
+"""
+
+# The user's linker script: regions of the board as the user sees them, the library's sections
+# placed where the user wants them (model in ITCM flash, arenas and pools in ISRAM).
+CM_LD = """
+MEMORY {
+  FLASH (rx) : ORIGIN = 0x10000000, LENGTH = 512K
+  RAM (rw)   : ORIGIN = 0x30000000, LENGTH = 512K
+  BIG (rw)   : ORIGIN = 0x31000000, LENGTH = 4M
+}
+ENTRY(Reset_Handler)
+SECTIONS {
+  .isr_vector : { KEEP(*(.isr_vector)) } > FLASH
+  .text : { *(.text .text.*) *(.rodata .rodata.*) } > FLASH
+  .ARM.exidx : { *(.ARM.exidx*) } > FLASH
+  @MODEL@
+  .data : { _sdata = .; *(.data .data.*) . = ALIGN(4); _edata = .; } > RAM AT > FLASH
+  _sidata = LOADADDR(.data);
+  .bss (NOLOAD) : { _sbss = .; *(.bss .bss.* COMMON) . = ALIGN(4); _ebss = .; } > RAM
+  @ARENAS@
+  _estack = ORIGIN(RAM) + LENGTH(RAM);
+}
+"""
+CM_MODEL = ".et_model : ALIGN(64) { KEEP(*(.et_model .et_model.*)) } > FLASH"
+CM_ARENAS = (".et_arena (NOLOAD) : ALIGN(16) { *(.et_arena .et_arena.*) } > BIG\n"
+             "  .et_pool (NOLOAD) : ALIGN(16) { *(.et_pool .et_pool.*) } > BIG")
+
+TOOLCHAIN_CMAKE = """
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR arm)
+set(CMAKE_C_COMPILER arm-none-eabi-gcc)
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+set(CMAKE_C_FLAGS_INIT "{arch}")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-nostartfiles --specs=nano.specs -Wl,--gc-sections")
+"""
+
+CMAKELISTS = """
+cmake_minimum_required(VERSION 3.20)
+project(userfw C)
+find_package(etmodel REQUIRED PATHS "${{ETMODEL_PACKAGE}}" NO_DEFAULT_PATH)
+add_executable(app app.c {main})
+target_link_libraries(app PRIVATE etmodel::etmodel)
+{extra}
+"""
+
+
+def bundled_case(prog: ProgramInfo, method: str = "forward", case: int = 0) -> list[bytes]:
+    """The raw input bytes of a .bpte's test case (stored in the tensor's own dim order, as the
+    runtime holds it)."""
+    root = fbs.Reader(fbs.bundled_schema(), prog.data).root()
+    for suite in root.get("method_test_suites") or []:
+        if suite.get("method_name") == method:
+            tc = (suite.get("test_cases") or [])[case]
+            return [v["val"]["data"].tobytes() for v in tc.get("inputs") or []]
+    raise KeyError(method)
+
+
+def case_header(inputs: list[bytes]) -> str:
+    out = ["#include <stdint.h>", "#include <stddef.h>", f"#define CASE_N_INPUTS {len(inputs)}u"]
+    for i, b in enumerate(inputs):
+        body = ",".join(str(x) for x in b) or "0"
+        out.append(f"static const uint8_t case_in{i}[] __attribute__((aligned(16))) = {{{body}}};")
+    out.append(f"static const void *const case_inputs[] = {{{', '.join(f'case_in{i}' for i in range(len(inputs))) or '0'}}};")
+    out.append(f"static const size_t case_input_bytes[] = {{{', '.join(str(len(b)) for b in inputs) or '0'}}};")
+    return "\n".join(out) + "\n"
+
+
+def write_project(d: Path, inputs: list[bytes], cross_arch: str | None = None, model_placed: bool = True,
+                  arenas_placed: bool = True) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "app.c").write_text(APP_C)
+    (d / "case.h").write_text(case_header(inputs))
+    if cross_arch is None:
+        (d / "main_host.c").write_text(HOST_MAIN_C)
+        (d / "CMakeLists.txt").write_text(CMAKELISTS.format(main="main_host.c", extra=""))
+        return d
+    (d / "start.c").write_text(CM_START_C)
+    ld = CM_LD.replace("@MODEL@", CM_MODEL if model_placed else "").replace("@ARENAS@", CM_ARENAS if arenas_placed else "")
+    (d / "user.ld").write_text(ld)
+    (d / "toolchain.cmake").write_text(TOOLCHAIN_CMAKE.format(arch=cross_arch))
+    extra = ('target_link_options(app PRIVATE "-T${CMAKE_CURRENT_SOURCE_DIR}/user.ld")\n'
+             "if(NOT SKIP_CHECK)\n  etmodel_check_sections(app)\nendif()")
+    (d / "CMakeLists.txt").write_text(CMAKELISTS.format(main="start.c", extra=extra))
+    return d
+
+
+def parse_outputs(text: str) -> tuple[list[bytes], str]:
+    outs = {int(m.group(1)): bytes.fromhex(m.group(2)) for m in re.finditer(r"^OUT (\d+) ([0-9a-f]*)$", text, re.M)}
+    done = re.search(r"^DONE (\S+)$", text, re.M)
+    return [outs[i] for i in sorted(outs)], (done.group(1) if done else "")
+
+
+def as_arrays(raw: list[bytes], expected: list) -> list[np.ndarray]:
+    """Our output bytes shaped and typed like the expected arrays."""
+    return [np.frombuffer(b, dtype=e.dtype).reshape(e.shape) for b, e in zip(raw, expected)]
