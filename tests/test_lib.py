@@ -5,17 +5,22 @@ equal the .bpte's bundled expected outputs."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
 from conftest import need_tool
 from etdeploy import config, errors, library, libglue
+from etdeploy.cli.main import main as cli_main
 from etdeploy.pte import read_program
 from etdeploy.results import expected_outputs
 from support import userfw
+from support import toolvenv
 from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,8 +34,15 @@ def _expected(prog):
 
 @pytest.fixture(scope="module")
 def host_lib(tmp_path_factory):
+    """The host library built the SCons way: `scons board=host pte=... lib=1`."""
     need_tool("cmake", "cmake")
-    return library.build(BPTE, config.load_board("host"), tmp_path_factory.mktemp("lib-host"))
+    bd = tmp_path_factory.mktemp("scons-build")
+    scons = Path(sys.executable).with_name("scons")
+    r = subprocess.run([scons, "-Q", "board=host", f"pte={BPTE}", "lib=1", f"build_dir={bd}"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = bd / "host" / "lib"
+    return SimpleNamespace(out=out, archive=out / "lib" / "libetmodel.a", header=out / "include" / "etmodel.h")
 
 
 def _cmake(src: Path, build: Path, pkg: Path, *extra, check=True) -> subprocess.CompletedProcess:
@@ -85,7 +97,8 @@ def test_corstone300_user_startup_and_linker_script(tmp_path):
     qemu = need_tool("qemu-system-arm", "qemu-system-arm")
     need_tool("cmake", "cmake")
     board = config.load_board("corstone300")
-    lib = library.build(BPTE, board, tmp_path / "lib")
+    assert cli_main(["lib", "--board", "corstone300", "--pte", str(BPTE), "-o", str(tmp_path / "lib")]) == 0
+    lib = SimpleNamespace(out=tmp_path / "lib", sections=libglue.sections(read_program(BPTE)))
     arch = " ".join(config.arch_flags(board, config.board_toolchain(board)))
     prog = read_program(BPTE)
     src = userfw.write_project(tmp_path / "src", userfw.bundled_case(prog), cross_arch=arch)
@@ -110,6 +123,8 @@ def test_corstone300_user_startup_and_linker_script(tmp_path):
     _cmake(bad, tmp_path / "bb2", lib.out, f"-DCMAKE_TOOLCHAIN_FILE={bad / 'toolchain.cmake'}", "-DSKIP_CHECK=ON")
     with pytest.raises(libglue.LinkCheckError, match=r"\.et_arena\.0_0_1, \.et_pool\.0_0"):
         libglue.check_elf(tmp_path / "bb2" / "app", lib.sections)
+    assert cli_main(["lib", "check", str(tmp_path / "bb2" / "app"), "--package", str(lib.out)]) == 5
+    assert cli_main(["lib", "check", str(elf), "--package", str(lib.out)]) == 0
 
 
 @pytest.mark.unit
@@ -128,20 +143,61 @@ def test_missing_toolchain_is_one_line(tmp_path, monkeypatch):
 
 
 @pytest.mark.build
-def test_zephyr_module_and_platformio_manifest(host_lib):
+def test_zephyr_module_files(host_lib):
+    """Zephyr's build is not installable here: the module's files are checked against Zephyr's
+    documented module.yml schema (tests/data/zephyr_module.schema.json) and the rules its module
+    scanner applies (cmake: a directory holding CMakeLists.txt, kconfig: a file, both relative to the
+    module root, the directory above zephyr/)."""
+    import jsonschema
     out = host_lib.out
     mod = yaml.safe_load((out / "zephyr" / "module.yml").read_text())
-    # Zephyr's documented module.yml: name, build.cmake (a dir with CMakeLists.txt, relative to the
-    # module root), build.kconfig (a file, relative to the module root)
-    assert set(mod) <= {"name", "build", "samples", "tests", "boards", "blobs", "package-managers", "security"}
-    assert set(mod["build"]) <= {"cmake", "kconfig", "cmake-ext", "kconfig-ext", "sysbuild-cmake", "depends", "settings"}
+    jsonschema.validate(mod, json.loads((ROOT / "tests" / "data" / "zephyr_module.schema.json").read_text()))
     assert (out / mod["build"]["cmake"] / "CMakeLists.txt").is_file()
     assert (out / mod["build"]["kconfig"]).is_file()
     cm = (out / "zephyr" / "CMakeLists.txt").read_text()
     for rel in ("../lib/libetmodel.a", "../include"):
-        assert rel in cm and (out / "zephyr" / rel).resolve().exists()
+        assert f"${{CMAKE_CURRENT_LIST_DIR}}/{rel}" in cm and (out / "zephyr" / rel).resolve().exists()
+    for ld in re.findall(r"\$\{CMAKE_CURRENT_LIST_DIR\}/(\S+\.ld)", cm):
+        assert (out / "zephyr" / ld).is_file(), ld
     kc = (out / "zephyr" / "Kconfig").read_text()
-    assert "config ETMODEL\n" in kc and "ETMODEL_ARENA_NOINIT" in kc and "ETMODEL_ARENA_NOINIT" in cm
-    man = json.loads((out / "library.json").read_text())
-    assert man["name"] == "etmodel" and (out / man["build"]["includeDir"] / man["headers"]).is_file()
-    assert "-l etmodel" in man["build"]["flags"] and (out / "lib" / "libetmodel.a").is_file()
+    for sym in re.findall(r"CONFIG_(\w+)", cm):     # every symbol the CMake file tests is declared
+        assert re.search(rf"^config {sym}$", kc, re.M), sym
+
+
+def test_platformio_manifest_by_platformio(host_lib):
+    """library.json read by PlatformIO's own manifest parser and schema (PlatformIO in a throw-away
+    venv, see tests/support/toolvenv.py); its `build` keys must be ones PlatformIO's library builder
+    reads, and the Zephyr Kconfig parses with kconfiglib (Zephyr's Kconfig implementation)."""
+    man = json.loads((host_lib.out / "library.json").read_text())   # the documented fields, always
+    assert man["name"] == "etmodel" and re.fullmatch(r"\d+\.\d+\.\d+", man["version"])
+    assert set(man["build"]) <= {"flags", "unflags", "includeDir", "srcDir", "srcFilter", "extraScript", "libArchive",
+                                 "libLDFMode", "libCompatMode", "builder"}
+    assert (host_lib.out / man["build"]["includeDir"] / man["headers"]).is_file()
+    if toolvenv.python() is None:
+        pytest.skip("platformio/kconfiglib not installable here (no package registry)")
+    r = toolvenv.run(PIO_CHECK, host_lib.out / "library.json", host_lib.out / "zephyr" / "Kconfig")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads(r.stdout)
+    assert got["schema"]["name"] == "etmodel" and got["schema"]["headers"] == ["etmodel.h"]
+    assert not got["unknown_build_keys"], got
+    assert "-l etmodel" in got["build"]["flags"] and (host_lib.out / got["build"]["includeDir"] / "etmodel.h").is_file()
+    assert {"ETMODEL", "ETMODEL_ARENA_NOINIT", "ETMODEL_ARENA_DTCM", "ETMODEL_ARENA_USER"} <= set(got["kconfig"])
+
+
+PIO_CHECK = r"""
+import json, sys
+from pathlib import Path
+import kconfiglib
+import platformio
+from platformio.package.manifest.parser import ManifestParserFactory
+from platformio.package.manifest.schema import ManifestSchema
+parsed = ManifestParserFactory.new_from_file(sys.argv[1]).as_dict()
+schema = ManifestSchema().load_manifest(parsed)          # raises ManifestValidationError
+src = (Path(platformio.__file__).parent / "builder" / "tools" / "piolib.py").read_text()   # needs SCons to import
+unknown = [k for k in parsed.get("build", {}) if f'"{k}"' not in src]
+k = kconfiglib.Kconfig(sys.argv[2], warn_to_stderr=False)
+if k.warnings:
+    sys.exit("kconfig warnings: " + "; ".join(k.warnings))
+print(json.dumps({"schema": schema, "build": parsed.get("build", {}), "unknown_build_keys": unknown,
+                  "kconfig": [s.name for s in k.unique_defined_syms]}, default=str))
+"""

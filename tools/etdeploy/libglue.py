@@ -13,7 +13,7 @@ import jinja2
 from . import config
 from .bake import BLOB_ALIGN, pool_bytes, write_if_changed
 from .dtypes import SCALAR_TYPES
-from .errors import EtdeployError
+from .errors import BuildError
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "firmware" / "lib" / "templates"
@@ -22,7 +22,7 @@ GLUE = ["etmodel-config.cmake", "etmodel-check.cmake", "etmodel-sections.ld", "z
         "zephyr/CMakeLists.txt", "zephyr/Kconfig", "zephyr/etmodel-model.ld", "zephyr/etmodel-arena.ld"]
 
 
-class LinkCheckError(EtdeployError):
+class LinkCheckError(BuildError):
     """A user's linked firmware does not place the library's sections."""
 
 
@@ -99,7 +99,6 @@ def platformio_manifest(prog, board) -> dict:
         "version": "1.0.0",
         "description": f"ExecuTorch program {prog.path.name} baked with etdeploy's runtime for {board.name}",
         "keywords": ["executorch", "etdeploy", "tinyml"],
-        "license": "BSD-3-Clause",
         "frameworks": "*",
         "platforms": "*",
         "headers": "etmodel.h",
