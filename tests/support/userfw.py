@@ -61,6 +61,8 @@ int app_run(void) {
   size_t n0 = 0;
   etmodel_output(ETMODEL_FORWARD, 0, &n0);
   if (n0 != ETMODEL_FORWARD_OUT0_BYTES) { puts_("DONE metadata-mismatch\n"); return 3; }
+  size_t used = etmodel_pool_used(ETMODEL_FORWARD);
+  if (used == 0 || used > ETMODEL_FORWARD_POOL_BYTES) { puts_("DONE pool-constant-too-small\n"); return 3; }
   puts_("DONE ok\n");
   return 0;
 }
