@@ -25,6 +25,10 @@ from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
 BPTE = ROOT / "tests" / "models" / "mlp.bpte"
+# zephyr_linker_sources() locations documented in Zephyr's cmake/modules/extensions.cmake
+ZEPHYR_SNIPPET_LOCATIONS = {"NOINIT", "RWDATA", "RODATA", "ROM_START", "RAM_SECTIONS", "DATA_SECTIONS",
+                            "RAMFUNC_SECTION", "NOCACHE_SECTION", "SECTIONS", "PINNED_RODATA",
+                            "PINNED_RAM_SECTIONS", "PINNED_DATA_SECTIONS"}
 LIBC_ALLOWED = {"memcpy", "memset", "memmove", "memcmp", "strlen", "strcmp", "strncmp"}
 
 
@@ -163,8 +167,13 @@ def test_zephyr_module_files(host_lib):
     cm = (out / "zephyr" / "CMakeLists.txt").read_text()
     for rel in ("../lib/libetmodel.a", "../include"):
         assert f"${{CMAKE_CURRENT_LIST_DIR}}/{rel}" in cm and (out / "zephyr" / rel).resolve().exists()
-    for ld in re.findall(r"\$\{CMAKE_CURRENT_LIST_DIR\}/(\S+\.ld)", cm):
-        assert (out / "zephyr" / ld).is_file(), ld
+    snippets = re.findall(r"zephyr_linker_sources\((\w+) \$\{CMAKE_CURRENT_LIST_DIR\}/(\S+\.ld)\)", cm)
+    assert len(snippets) == 2, cm
+    for loc, ld in snippets:
+        assert loc in ZEPHYR_SNIPPET_LOCATIONS and (out / "zephyr" / ld).is_file(), (loc, ld)
+        body = (out / "zephyr" / ld).read_text()
+        # NOINIT/RODATA snippets land inside an existing output section: input descriptions only
+        assert "{" not in body and re.search(r"\*\(\.et_", body), body
     kc = (out / "zephyr" / "Kconfig").read_text()
     for sym in re.findall(r"CONFIG_(\w+)", cm):     # every symbol the CMake file tests is declared
         assert re.search(rf"^config {sym}$", kc, re.M), sym
@@ -187,7 +196,7 @@ def test_platformio_manifest_by_platformio(host_lib):
     assert got["schema"]["name"] == "etmodel" and got["schema"]["headers"] == ["etmodel.h"]
     assert not got["unknown_build_keys"], got
     assert "-l etmodel" in got["build"]["flags"] and (host_lib.out / got["build"]["includeDir"] / "etmodel.h").is_file()
-    assert {"ETMODEL", "ETMODEL_ARENA_NOINIT", "ETMODEL_ARENA_DTCM", "ETMODEL_ARENA_USER"} <= set(got["kconfig"])
+    assert {"ETMODEL", "ETMODEL_ARENA_NOINIT", "ETMODEL_ARENA_USER"} <= set(got["kconfig"])
 
 
 PIO_CHECK = r"""
