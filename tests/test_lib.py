@@ -67,6 +67,7 @@ def test_host_app_through_cmake_package(host_lib, tmp_path):
     r = subprocess.run([tmp_path / "b" / "app"], capture_output=True, text=True, timeout=60)
     outs, done = userfw.parse_outputs(r.stdout)
     assert r.returncode == 0 and done == "ok", r.stdout + r.stderr
+    assert "etmodel: set_input: dtype or byte size differs: " in r.stdout   # the weak fault report
     exp = _expected(prog)
     assert_close(userfw.as_arrays(outs, exp), exp, "host app via etmodel-config.cmake")
 
@@ -141,6 +142,13 @@ def test_corstone300_user_startup_and_linker_script(tmp_path):
 def test_delegated_program_refused(tmp_path):
     with pytest.raises(library.LibraryError, match="cannot carry delegates"):
         library.plan(ROOT / "tests" / "models" / "add_ethos_u.pte", config.load_board("corstone300"), tmp_path)
+
+
+@pytest.mark.unit
+def test_one_program_per_library():
+    progs = [read_program(BPTE), read_program(ROOT / "tests" / "models" / "add.bpte")]
+    with pytest.raises(library.LibraryError, match="one program per library"):
+        library.check_program(progs)
 
 
 @pytest.mark.unit

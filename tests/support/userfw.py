@@ -45,6 +45,8 @@ static void hex_line(uint32_t i, const uint8_t *p, size_t n) {
 int app_run(void) {
   int st = etmodel_init();
   if (st != ETMODEL_OK) { puts_("DONE init-failed\n"); return 2; }
+  /* a wrong byte count is refused, and reported through the weak etmodel_port_fault -> our write */
+  if (etmodel_set_input(ETMODEL_FORWARD, 0, case_inputs[0], 1) == ETMODEL_OK) { puts_("DONE bad-size-accepted\n"); return 3; }
   for (uint32_t i = 0; i < CASE_N_INPUTS; i++) {
     st = etmodel_set_input(ETMODEL_FORWARD, i, case_inputs[i], case_input_bytes[i]);
     if (st != ETMODEL_OK) { puts_("DONE set-input-failed\n"); return 2; }
@@ -152,7 +154,7 @@ set(CMAKE_EXE_LINKER_FLAGS_INIT "-nostartfiles --specs=nano.specs -Wl,--gc-secti
 CMAKELISTS = """
 cmake_minimum_required(VERSION 3.20)
 project(userfw C)
-find_package(etmodel REQUIRED PATHS "${{ETMODEL_PACKAGE}}" NO_DEFAULT_PATH)
+find_package(etmodel 1.0 REQUIRED PATHS "${{ETMODEL_PACKAGE}}" NO_DEFAULT_PATH)
 add_executable(app app.c {main})
 target_link_libraries(app PRIVATE etmodel::etmodel)
 {extra}

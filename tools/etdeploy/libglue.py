@@ -18,7 +18,8 @@ from .errors import BuildError
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "firmware" / "lib" / "templates"
 SECTION_PREFIXES = (".et_model.", ".et_arena.", ".et_pool.")
-GLUE = ["etmodel-config.cmake", "etmodel-check.cmake", "etmodel-sections.ld", "zephyr/module.yml",
+VERSION = "1.0.0"    # of the library's C API (etmodel.h), for find_package and library.json
+GLUE = ["etmodel-config.cmake", "etmodel-config-version.cmake", "etmodel-check.cmake", "etmodel-sections.ld", "zephyr/module.yml",
         "zephyr/CMakeLists.txt", "zephyr/Kconfig", "zephyr/etmodel-model.ld", "zephyr/etmodel-arena.ld"]
 
 
@@ -85,7 +86,8 @@ def _context(prog, board, sections_=None, arch=()) -> dict:
             "model_bytes": len(prog.data), "model_align": BLOB_ALIGN,
             "arena_bytes": sum(m["arena_total"] for m in ms), "pool_bytes": sum(m["pool"] for m in ms),
             "dtypes": [(n.upper(), c) for c, (n, _b, _t) in sorted(SCALAR_TYPES.items())],
-            "sections": list(sections_ or sections(prog)), "symbols": _symbols(prog), "arch_flags": list(arch)}
+            "sections": list(sections_ or sections(prog)), "symbols": _symbols(prog), "arch_flags": list(arch),
+            "version": VERSION}
 
 
 def header(prog, board) -> str:
@@ -96,7 +98,7 @@ def platformio_manifest(prog, board) -> dict:
     """library.json (PlatformIO's library manifest): a precompiled archive, its header dir, no sources."""
     return {
         "name": "etmodel",
-        "version": "1.0.0",
+        "version": VERSION,
         "description": f"ExecuTorch program {prog.path.name} baked with etdeploy's runtime for {board.name}",
         "keywords": ["executorch", "etdeploy", "tinyml"],
         "frameworks": "*",
