@@ -32,10 +32,6 @@ ZEPHYR_SNIPPET_LOCATIONS = {"NOINIT", "RWDATA", "RODATA", "ROM_START", "RAM_SECT
 LIBC_ALLOWED = {"memcpy", "memset", "memmove", "memcmp", "strlen", "strcmp", "strncmp"}
 
 
-def _expected(prog):
-    return expected_outputs(prog)[("forward", 0)]
-
-
 @pytest.fixture(scope="module")
 def host_lib(tmp_path_factory):
     """The host library built the SCons way: `scons board=host pte=... lib=1`."""
@@ -59,17 +55,45 @@ def _cmake(src: Path, build: Path, pkg: Path, *extra, check=True) -> subprocess.
     return r
 
 
+def _check_outputs(stdout: str, prog, cases, what: str) -> None:
+    outs, done = userfw.parse_outputs(stdout)
+    assert done == "ok", stdout
+    assert sorted(outs) == list(range(len(cases))), stdout
+    exp = expected_outputs(prog)
+    for c, (_mi, name, _inputs) in enumerate(cases):
+        e = exp[(name, 0)]
+        assert_close(userfw.as_arrays(outs[c], e), e, f"{what} {name}")
+
+
+def _host_app(lib_out: Path, prog, d: Path) -> str:
+    cases = userfw.bundled_cases(prog)
+    src = userfw.write_project(d / "src", cases)
+    _cmake(src, d / "b", lib_out)
+    r = subprocess.run([d / "b" / "app"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    _check_outputs(r.stdout, prog, cases, "host app via etmodel-config.cmake")
+    return r.stdout
+
+
 @pytest.mark.build
 def test_host_app_through_cmake_package(host_lib, tmp_path):
-    prog = read_program(BPTE)
-    src = userfw.write_project(tmp_path / "src", userfw.bundled_case(prog))
-    _cmake(src, tmp_path / "b", host_lib.out)
-    r = subprocess.run([tmp_path / "b" / "app"], capture_output=True, text=True, timeout=60)
-    outs, done = userfw.parse_outputs(r.stdout)
-    assert r.returncode == 0 and done == "ok", r.stdout + r.stderr
-    assert "etmodel: set_input: dtype or byte size differs: " in r.stdout   # the weak fault report
-    exp = _expected(prog)
-    assert_close(userfw.as_arrays(outs, exp), exp, "host app via etmodel-config.cmake")
+    out = _host_app(host_lib.out, read_program(BPTE), tmp_path)
+    assert "etmodel: set_input: dtype or byte size differs: " in out     # the weak fault report, our write
+    assert all(c > 0 for c in userfw.cycles(out)) and userfw.cycles(out)  # our timer hook was used
+
+
+@pytest.mark.build
+def test_two_methods_each_with_its_constants(tmp_path):
+    """A program with two methods: each is called by its own ETMODEL_<NAME> index and constants."""
+    need_tool("cmake", "cmake")
+    bpte = ROOT / "tests" / "models" / "two_methods.bpte"
+    prog = read_program(bpte)
+    lib = library.build(bpte, config.load_board("host"), tmp_path / "lib")
+    h = lib.header.read_text()
+    for i, m in enumerate(prog.methods):
+        assert f"#define ETMODEL_{libglue.c_ident(m.name)} {i}u" in h
+    assert len(userfw.bundled_cases(prog)) == len(prog.methods) == 2
+    _host_app(lib.out, prog, tmp_path)
 
 
 @pytest.mark.build
@@ -112,21 +136,20 @@ def test_corstone300_user_startup_and_linker_script(tmp_path):
     _no_startup_main_or_libc("arm-none-eabi-nm", lib.out / "lib" / "libetmodel.a")
     arch = " ".join(config.arch_flags(board, config.board_toolchain(board)))
     prog = read_program(BPTE)
-    src = userfw.write_project(tmp_path / "src", userfw.bundled_case(prog), cross_arch=arch)
+    cases = userfw.bundled_cases(prog)
+    src = userfw.write_project(tmp_path / "src", cases, cross_arch=arch)
     _cmake(src, tmp_path / "b", lib.out, f"-DCMAKE_TOOLCHAIN_FILE={src / 'toolchain.cmake'}")
     elf = tmp_path / "b" / "app"
     libglue.check_elf(elf, lib.sections)      # the Python check agrees the user's script places them
     r = subprocess.run([qemu, "-M", "mps3-an547", "-display", "none", "-monitor", "none", "-serial", "stdio",
                         "-semihosting-config", "enable=on,target=native", "-kernel", elf],
                        capture_output=True, text=True, timeout=120)
-    outs, done = userfw.parse_outputs(r.stdout)
-    assert r.returncode == 0 and done == "ok", r.stdout + r.stderr
-    exp = _expected(prog)
-    assert_close(userfw.as_arrays(outs, exp), exp, "corstone300 app via etmodel-config.cmake")
+    assert r.returncode == 0, r.stdout + r.stderr
+    _check_outputs(r.stdout, prog, cases, "corstone300 app via etmodel-config.cmake")
 
     # the same project with a linker script that forgets the arenas: the package's post-link check
     # fails the build and names the sections
-    bad = userfw.write_project(tmp_path / "bad", userfw.bundled_case(prog), cross_arch=arch, arenas_placed=False)
+    bad = userfw.write_project(tmp_path / "bad", cases, cross_arch=arch, arenas_placed=False)
     r = _cmake(bad, tmp_path / "bb", lib.out, f"-DCMAKE_TOOLCHAIN_FILE={bad / 'toolchain.cmake'}", check=False)
     assert r.returncode != 0
     assert ".et_arena.0_0_1" in r.stdout + r.stderr and ".et_pool.0_0" in r.stdout + r.stderr

@@ -2,9 +2,9 @@
 drives libetmodel.a through etmodel.h only, built by CMake against the generated package, with (for
 Cortex-M) its own vector table, reset handler, UART and linker script, none of them etdeploy's.
 
-The application sets the bundled case's inputs, executes, and prints each output as one line
-`OUT <i> <hex bytes>` through its own etmodel_port_write (overriding the library's weak default),
-then `DONE <status>`."""
+For each method's first bundled case the application sets the inputs, executes, and prints each
+output as one line `OUT <case> <i> <hex bytes>` and `CYCLES <n>` through its own etmodel_port_write
+(overriding the library's weak default), then `DONE <status>`."""
 from __future__ import annotations
 
 import re
@@ -28,12 +28,17 @@ void etmodel_port_write(const char *text, size_t len) { user_emit(text, len); }
 
 static void puts_(const char *s) { size_t n = 0; while (s[n]) n++; user_emit(s, n); }
 
-static void hex_line(uint32_t i, const uint8_t *p, size_t n) {
+static void dec(uint64_t v) {
+  char b[24]; int k = 23; b[k] = ' ';
+  do { b[--k] = (char)('0' + v % 10u); v /= 10u; } while (v && k > 0);
+  user_emit(b + k, (size_t)(24 - k));
+}
+
+static void hex_line(uint32_t c, uint32_t i, const uint8_t *p, size_t n) {
   static const char hx[] = "0123456789abcdef";
   char b[64];
   size_t k = 0;
-  puts_("OUT ");
-  b[0] = (char)('0' + i); b[1] = ' '; user_emit(b, 2);
+  puts_("OUT "); dec(c); dec(i);
   for (size_t j = 0; j < n; j++) {
     b[k++] = hx[p[j] >> 4]; b[k++] = hx[p[j] & 15];
     if (k == sizeof b) { user_emit(b, k); k = 0; }
@@ -46,25 +51,29 @@ int app_run(void) {
   int st = etmodel_init();
   if (st != ETMODEL_OK) { puts_("DONE init-failed\n"); return 2; }
   /* a wrong byte count is refused, and reported through the weak etmodel_port_fault -> our write */
-  if (etmodel_set_input(ETMODEL_FORWARD, 0, case_inputs[0], 1) == ETMODEL_OK) { puts_("DONE bad-size-accepted\n"); return 3; }
-  for (uint32_t i = 0; i < CASE_N_INPUTS; i++) {
-    st = etmodel_set_input(ETMODEL_FORWARD, i, case_inputs[i], case_input_bytes[i]);
-    if (st != ETMODEL_OK) { puts_("DONE set-input-failed\n"); return 2; }
+  if (etmodel_set_input(cases[0].method, 0, cases[0].in[0], 1) == ETMODEL_OK) { puts_("DONE bad-size-accepted\n"); return 3; }
+  for (uint32_t c = 0; c < CASE_N; c++) {
+    const app_case *k = &cases[c];
+    for (uint32_t i = 0; i < k->n_in; i++) {
+      st = etmodel_set_input(k->method, i, k->in[i], k->bytes[i]);
+      if (st != ETMODEL_OK) { puts_("DONE set-input-failed\n"); return 2; }
+    }
+    st = etmodel_execute(k->method);
+    if (st != ETMODEL_OK) { puts_("DONE execute-failed\n"); return 2; }
+    for (uint32_t i = 0; i < k->n_out; i++) {
+      size_t n = 0;
+      const uint8_t *p = (const uint8_t *)etmodel_output(k->method, i, &n);
+      if (!p) { puts_("DONE no-output\n"); return 2; }
+      hex_line(c, i, p, n);
+    }
+    /* the header's per-method constants agree with what the runtime holds */
+    size_t n0 = 0;
+    etmodel_output(k->method, 0, &n0);
+    if (n0 != k->out0_bytes) { puts_("DONE metadata-mismatch\n"); return 3; }
+    size_t used = etmodel_pool_used(k->method);
+    if (used == 0 || used > k->pool_bytes) { puts_("DONE pool-constant-too-small\n"); return 3; }
+    puts_("CYCLES "); dec(etmodel_last_cycles(k->method)); puts_("\n");
   }
-  st = etmodel_execute(ETMODEL_FORWARD);
-  if (st != ETMODEL_OK) { puts_("DONE execute-failed\n"); return 2; }
-  for (uint32_t i = 0; i < ETMODEL_FORWARD_N_OUTPUTS; i++) {
-    size_t n = 0;
-    const uint8_t *p = (const uint8_t *)etmodel_output(ETMODEL_FORWARD, i, &n);
-    if (!p) { puts_("DONE no-output\n"); return 2; }
-    hex_line(i, p, n);
-  }
-  /* the metadata constants agree with what the runtime holds */
-  size_t n0 = 0;
-  etmodel_output(ETMODEL_FORWARD, 0, &n0);
-  if (n0 != ETMODEL_FORWARD_OUT0_BYTES) { puts_("DONE metadata-mismatch\n"); return 3; }
-  size_t used = etmodel_pool_used(ETMODEL_FORWARD);
-  if (used == 0 || used > ETMODEL_FORWARD_POOL_BYTES) { puts_("DONE pool-constant-too-small\n"); return 3; }
   puts_("DONE ok\n");
   return 0;
 }
@@ -73,8 +82,16 @@ int app_run(void) {
 HOST_MAIN_C = r"""
 #include <stdio.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 int app_run(void);
 void user_emit(const char *s, size_t n) { fwrite(s, 1, n, stdout); }
+/* The user's timer for etmodel_last_cycles (replaces the weak default, which counts nothing). */
+uint64_t etmodel_port_cycles(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 int main(void) { return app_run(); }
 """
 
@@ -161,32 +178,43 @@ target_link_libraries(app PRIVATE etmodel::etmodel)
 """
 
 
-def bundled_case(prog: ProgramInfo, method: str = "forward", case: int = 0) -> list[bytes]:
-    """The raw input bytes of a .bpte's test case (stored in the tensor's own dim order, as the
-    runtime holds it)."""
+def bundled_cases(prog: ProgramInfo, case: int = 0) -> list[tuple[int, str, list[bytes]]]:
+    """(method index, method name, raw input bytes) of test case `case` of every method of a .bpte
+    that has one (inputs stored in the tensor's own dim order, as the runtime holds them)."""
     root = fbs.Reader(fbs.bundled_schema(), prog.data).root()
+    names = [m.name for m in prog.methods]
+    out = []
     for suite in root.get("method_test_suites") or []:
-        if suite.get("method_name") == method:
-            tc = (suite.get("test_cases") or [])[case]
-            return [v["val"]["data"].tobytes() for v in tc.get("inputs") or []]
-    raise KeyError(method)
+        tcs = suite.get("test_cases") or []
+        if suite.get("method_name") in names and len(tcs) > case:
+            out.append((names.index(suite["method_name"]), suite["method_name"],
+                        [v["val"]["data"].tobytes() for v in tcs[case].get("inputs") or []]))
+    return sorted(out)
 
 
-def case_header(inputs: list[bytes]) -> str:
-    out = ["#include <stdint.h>", "#include <stddef.h>", f"#define CASE_N_INPUTS {len(inputs)}u"]
-    for i, b in enumerate(inputs):
-        body = ",".join(str(x) for x in b) or "0"
-        out.append(f"static const uint8_t case_in{i}[] __attribute__((aligned(16))) = {{{body}}};")
-    out.append(f"static const void *const case_inputs[] = {{{', '.join(f'case_in{i}' for i in range(len(inputs))) or '0'}}};")
-    out.append(f"static const size_t case_input_bytes[] = {{{', '.join(str(len(b)) for b in inputs) or '0'}}};")
+def case_header(cases: list[tuple[int, str, list[bytes]]]) -> str:
+    """The cases as C data; each refers to its method only through etmodel.h's constants."""
+    from etdeploy.libglue import c_ident
+    out = ["#include <stdint.h>", "#include <stddef.h>",
+           "typedef struct { uint32_t method, n_in; const void *const *in; const size_t *bytes; uint32_t n_out; "
+           "size_t out0_bytes, pool_bytes; } app_case;", f"#define CASE_N {len(cases)}u"]
+    rows = []
+    for c, (_mi, name, inputs) in enumerate(cases):
+        for i, b in enumerate(inputs):
+            out.append(f"static const uint8_t c{c}_in{i}[] __attribute__((aligned(16))) = {{{','.join(map(str, b)) or '0'}}};")
+        out.append(f"static const void *const c{c}_in[] = {{{', '.join(f'c{c}_in{i}' for i in range(len(inputs))) or '0'}}};")
+        out.append(f"static const size_t c{c}_bytes[] = {{{', '.join(str(len(b)) for b in inputs) or '0'}}};")
+        m = "ETMODEL_" + c_ident(name)
+        rows.append(f"  {{{m}, {len(inputs)}u, c{c}_in, c{c}_bytes, {m}_N_OUTPUTS, {m}_OUT0_BYTES, {m}_POOL_BYTES}},")
+    out += ["static const app_case cases[] = {", *rows, "};"]
     return "\n".join(out) + "\n"
 
 
-def write_project(d: Path, inputs: list[bytes], cross_arch: str | None = None, model_placed: bool = True,
+def write_project(d: Path, cases: list, cross_arch: str | None = None, model_placed: bool = True,
                   arenas_placed: bool = True) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     (d / "app.c").write_text(APP_C)
-    (d / "case.h").write_text(case_header(inputs))
+    (d / "case.h").write_text(case_header(cases))
     if cross_arch is None:
         (d / "main_host.c").write_text(HOST_MAIN_C)
         (d / "CMakeLists.txt").write_text(CMAKELISTS.format(main="main_host.c", extra=""))
@@ -201,10 +229,17 @@ def write_project(d: Path, inputs: list[bytes], cross_arch: str | None = None, m
     return d
 
 
-def parse_outputs(text: str) -> tuple[list[bytes], str]:
-    outs = {int(m.group(1)): bytes.fromhex(m.group(2)) for m in re.finditer(r"^OUT (\d+) ([0-9a-f]*)$", text, re.M)}
+def parse_outputs(text: str) -> tuple[dict[int, list[bytes]], str]:
+    """({case: [output bytes]}, the DONE word)."""
+    outs: dict[int, dict[int, bytes]] = {}
+    for m in re.finditer(r"^OUT (\d+) (\d+) ([0-9a-f]*)$", text, re.M):
+        outs.setdefault(int(m.group(1)), {})[int(m.group(2))] = bytes.fromhex(m.group(3))
     done = re.search(r"^DONE (\S+)$", text, re.M)
-    return [outs[i] for i in sorted(outs)], (done.group(1) if done else "")
+    return {c: [o[i] for i in sorted(o)] for c, o in outs.items()}, (done.group(1) if done else "")
+
+
+def cycles(text: str) -> list[int]:
+    return [int(x) for x in re.findall(r"^CYCLES (\d+) $", text, re.M)]
 
 
 def as_arrays(raw: list[bytes], expected: list) -> list[np.ndarray]:
