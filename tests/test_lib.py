@@ -174,6 +174,20 @@ def test_one_program_per_library():
         library.check_program(progs)
 
 
+@pytest.mark.build
+@pytest.mark.parametrize("pte,code,text", [
+    ("add_ethos_u.pte", 4, "cannot carry delegates"),
+    ("add.bpte,tests/models/mlp.bpte", 2, "exactly one program"),
+])
+def test_scons_lib_refusals_are_one_line(tmp_path, pte, code, text):
+    scons = Path(sys.executable).with_name("scons")
+    r = subprocess.run([scons, "-Q", "board=corstone300", f"pte=tests/models/{pte}", "lib=1", f"build_dir={tmp_path}"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == code and text in r.stderr, r.stdout + r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "corstone300" / "lib" / "lib" / "libetmodel.a").exists()
+
+
 @pytest.mark.unit
 def test_missing_toolchain_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))

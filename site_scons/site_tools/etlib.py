@@ -24,6 +24,14 @@ def library(env):
     if len(ptes) != 1:
         env["ETD_FAIL"](errors.ConfigError(f"lib=1 takes exactly one program: pte=<file.pte|file.bpte> "
                                            f"(got {len(ptes)})"))
+    try:    # refuse what the library cannot carry while SCons reads the build: one line, no build
+        from etdeploy import library as et_library
+        from etdeploy.pte import read_program
+        if not ptes[0].exists():
+            raise errors.BakeError(f"program file not found: {ptes[0]}")
+        et_library.check_program([read_program(ptes[0])])
+    except errors.EtdeployError as e:
+        env["ETD_FAIL"](e)
     out = Path(env["ETD_OUT"].abspath) / "lib"
     opts = {k: env.get(k) for k in ("model_region", "arena_region", "pool_region") if env.get(k)}
     opt = env.get("opt", "2")
