@@ -124,6 +124,38 @@ def test_header_metadata_matches_program(host_lib):
     assert "ETMODEL_FORWARD_POOL_BYTES" in h
 
 
+def _qemu_an547(qemu, elf: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([qemu, "-M", "mps3-an547", "-display", "none", "-monitor", "none", "-serial", "stdio",
+                           "-semihosting-config", "enable=on,target=native", "-kernel", elf],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.build
+@pytest.mark.emu
+def test_corstone300_arenas_the_user_defines(tmp_path):
+    """arenas=user: the library leaves arenas and pools to the user, who defines them (sized by
+    etmodel.h's constants) in a section and region of their own."""
+    need_tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
+    qemu = need_tool("qemu-system-arm", "qemu-system-arm")
+    need_tool("cmake", "cmake")
+    board = config.load_board("corstone300")
+    prog = read_program(BPTE)
+    assert cli_main(["lib", "--board", "corstone300", "--pte", str(BPTE), "-o", str(tmp_path / "lib"),
+                     "--arenas", "user"]) == 0
+    arch = " ".join(config.arch_flags(board, config.board_toolchain(board)))
+    cases = userfw.bundled_cases(prog)
+    mem = userfw.user_memory_c(libglue.buffers(prog), [libglue.c_ident(m.name) for m in prog.methods])
+    src = userfw.write_project(tmp_path / "src", cases, cross_arch=arch, user_memory=mem)
+    _cmake(src, tmp_path / "b", tmp_path / "lib", f"-DCMAKE_TOOLCHAIN_FILE={src / 'toolchain.cmake'}")
+    r = _qemu_an547(qemu, tmp_path / "b" / "app")
+    assert r.returncode == 0, r.stdout + r.stderr
+    _check_outputs(r.stdout, prog, cases, "corstone300, arenas the user defines")
+    from elftools.elf.elffile import ELFFile
+    with open(tmp_path / "b" / "app", "rb") as f:
+        syms = {s.name: s["st_value"] for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    assert 0x31000000 <= syms["et_arena_0_0_1"] < 0x31400000 and 0x31000000 <= syms["et_pool_0_0"] < 0x31400000
+
+
 @pytest.mark.build
 @pytest.mark.emu
 def test_corstone300_user_startup_and_linker_script(tmp_path):
@@ -141,9 +173,7 @@ def test_corstone300_user_startup_and_linker_script(tmp_path):
     _cmake(src, tmp_path / "b", lib.out, f"-DCMAKE_TOOLCHAIN_FILE={src / 'toolchain.cmake'}")
     elf = tmp_path / "b" / "app"
     libglue.check_elf(elf, lib.sections)      # the Python check agrees the user's script places them
-    r = subprocess.run([qemu, "-M", "mps3-an547", "-display", "none", "-monitor", "none", "-serial", "stdio",
-                        "-semihosting-config", "enable=on,target=native", "-kernel", elf],
-                       capture_output=True, text=True, timeout=120)
+    r = _qemu_an547(qemu, elf)
     assert r.returncode == 0, r.stdout + r.stderr
     _check_outputs(r.stdout, prog, cases, "corstone300 app via etmodel-config.cmake")
 

@@ -155,6 +155,7 @@ SECTIONS {
   _estack = ORIGIN(RAM) + LENGTH(RAM);
 }
 """
+CM_USER_BIG = ".user_big (NOLOAD) : ALIGN(16) { *(.user_big .user_big.*) } > BIG"
 CM_MODEL = ".et_model : ALIGN(64) { KEEP(*(.et_model .et_model.*)) } > FLASH"
 CM_ARENAS = (".et_arena (NOLOAD) : ALIGN(16) { *(.et_arena .et_arena.*) } > BIG\n"
              "  .et_pool (NOLOAD) : ALIGN(16) { *(.et_pool .et_pool.*) } > BIG")
@@ -210,8 +211,18 @@ def case_header(cases: list[tuple[int, str, list[bytes]]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def user_memory_c(buffers: list[list[tuple[str, str]]], method_ids: list[str]) -> str:
+    """The user's own definitions of the arenas and pools (a library built with arenas=user), in a
+    section of the user's choosing, sized by etmodel.h's constants."""
+    out = ['#include <stdint.h>', '#include "etmodel.h"']
+    for mid, bufs in zip(method_ids, buffers):
+        out += [f'uint8_t {sym}[ETMODEL_{mid}_{const}] __attribute__((aligned(16), section(".user_big")));'
+                for sym, const in bufs]
+    return "\n".join(out) + "\n"
+
+
 def write_project(d: Path, cases: list, cross_arch: str | None = None, model_placed: bool = True,
-                  arenas_placed: bool = True) -> Path:
+                  arenas_placed: bool = True, user_memory: str | None = None) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     (d / "app.c").write_text(APP_C)
     (d / "case.h").write_text(case_header(cases))
@@ -220,12 +231,16 @@ def write_project(d: Path, cases: list, cross_arch: str | None = None, model_pla
         (d / "CMakeLists.txt").write_text(CMAKELISTS.format(main="main_host.c", extra=""))
         return d
     (d / "start.c").write_text(CM_START_C)
-    ld = CM_LD.replace("@MODEL@", CM_MODEL if model_placed else "").replace("@ARENAS@", CM_ARENAS if arenas_placed else "")
+    arenas = CM_USER_BIG if user_memory else (CM_ARENAS if arenas_placed else "")
+    ld = CM_LD.replace("@MODEL@", CM_MODEL if model_placed else "").replace("@ARENAS@", arenas)
     (d / "user.ld").write_text(ld)
+    if user_memory:
+        (d / "user_mem.c").write_text(user_memory)
     (d / "toolchain.cmake").write_text(TOOLCHAIN_CMAKE.format(arch=cross_arch))
     extra = ('target_link_options(app PRIVATE "-T${CMAKE_CURRENT_SOURCE_DIR}/user.ld")\n'
              "if(NOT SKIP_CHECK)\n  etmodel_check_sections(app)\nendif()")
-    (d / "CMakeLists.txt").write_text(CMAKELISTS.format(main="start.c", extra=extra))
+    main = "start.c user_mem.c" if user_memory else "start.c"
+    (d / "CMakeLists.txt").write_text(CMAKELISTS.format(main=main, extra=extra))
     return d
 
 

@@ -63,9 +63,18 @@ def methods(prog, board) -> list[dict]:
     return out
 
 
-def sections(prog) -> list[str]:
-    """The input sections bake's et_model.gen.c puts the program's blobs in (one program: index 0)."""
+def buffers(prog) -> list[list[tuple[str, str]]]:
+    """Per method: (C symbol, etmodel.h size constant suffix) of each arena and the pool."""
+    return [[(f"et_arena_0_{j}_{mid}", f"ARENA{mid}_BYTES") for mid, sz in enumerate(m.arenas) if mid and sz] +
+            [(f"et_pool_0_{j}", "POOL_BYTES")] for j, m in enumerate(prog.methods)]
+
+
+def sections(prog, arenas: str = "sections") -> list[str]:
+    """The input sections bake's et_model.gen.c puts the program's blobs in (one program: index 0);
+    with arenas="user" only the model's (you define the arenas and pools)."""
     out = [".et_model.0"]
+    if arenas == "user":
+        return out
     for j, m in enumerate(prog.methods):
         out += [f".et_arena.0_{j}_{mid}" for mid, sz in enumerate(m.arenas) if mid and sz]
         out.append(f".et_pool.0_{j}")
@@ -80,18 +89,20 @@ def _symbols(prog) -> list[str]:
     return out
 
 
-def _context(prog, board, sections_=None, arch=()) -> dict:
+def _context(prog, board, sections_=None, arch=(), arenas: str = "sections") -> dict:
     ms = methods(prog, board)
+    for m, bufs in zip(ms, buffers(prog)):
+        m["buffers"] = bufs
     return {"board": board, "program": prog.path.name, "program_name": prog.path.name, "methods": ms,
             "model_bytes": len(prog.data), "model_align": BLOB_ALIGN,
             "arena_bytes": sum(m["arena_total"] for m in ms), "pool_bytes": sum(m["pool"] for m in ms),
             "dtypes": [(n.upper(), c) for c, (n, _b, _t) in sorted(SCALAR_TYPES.items())],
-            "sections": list(sections_ or sections(prog)), "symbols": _symbols(prog), "arch_flags": list(arch),
+            "sections": list(sections_ or sections(prog)), "symbols": _symbols(prog), "arch_flags": list(arch), "user_arenas": arenas == "user",
             "version": VERSION}
 
 
-def header(prog, board) -> str:
-    return _env().get_template("etmodel.h.j2").render(**_context(prog, board))
+def header(prog, board, arenas: str = "sections") -> str:
+    return _env().get_template("etmodel.h.j2").render(**_context(prog, board, arenas=arenas))
 
 
 def platformio_manifest(prog, board) -> dict:
@@ -113,9 +124,9 @@ def platformio_manifest(prog, board) -> dict:
     }
 
 
-def write_all(out: Path, prog, board, unit, sections_: list[str], extra=()) -> list[Path]:
+def write_all(out: Path, prog, board, unit, sections_: list[str], extra=(), arenas: str = "sections") -> list[Path]:
     arch = config.arch_flags(board, unit.plan.toolchain)
-    ctx = _context(prog, board, sections_, arch)
+    ctx = _context(prog, board, sections_, arch, arenas)
     env = _env()
     files = [write_if_changed(Path(out) / name, env.get_template(name + ".j2").render(**ctx)) for name in GLUE]
     files.append(write_if_changed(Path(out) / "library.json",

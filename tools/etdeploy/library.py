@@ -6,6 +6,7 @@ program's kernels, the baked program, its arenas and pools in their own sections
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,10 @@ NOT_IN_LIB = {"et_main.c", "et_link.c", "et_link_rx.c", "et_profile.c"}
 # Options that change what firmware does with a link: meaningless inside someone else's firmware.
 IMAGE_ONLY = ("inputs", "link", "etdump", "run", "runner")
 ARCHIVE = "libetmodel.a"
+# Where arenas and pools live: "sections" (the library defines them in .et_arena*/.et_pool* for your
+# linker script) or "user" (you define the arrays etmodel.h declares, wherever you like).
+ARENAS = ("sections", "user")
+_BUFFER = re.compile(r'^(uint8_t et_(?:arena|pool)_\w+\[.*\]) __attribute__\(\(aligned\(16\), section\("[^"]+"\)\)\);$', re.M)
 
 
 class LibraryError(BakeError):
@@ -50,9 +55,27 @@ def check_program(progs) -> None:
                                f"the CPU (portable or Cortex-M flow), or build a whole image with `scons pte=...`.")
 
 
-def plan(pte: Path, board, out: Path, opts: dict | None = None, opt: str = "2") -> tuple:
+def lib_model_c(gen_c: Path, prog, arenas: str) -> str:
+    """bake's et_model.gen.c for the library: with arenas="user" the arena and pool arrays become
+    extern (same sizes: the runtime still takes sizeof of them); and in either mode static asserts
+    that etmodel.h's size constants are the sizes the C compiler computes."""
+    from .libglue import buffers, c_ident
+    text = gen_c.read_text()
+    if arenas == "user":
+        text = _BUFFER.sub(r"extern \1;", text)
+    out = [text, '#include "etmodel.h"']
+    for j, m in enumerate(prog.methods):
+        mid = "ETMODEL_" + c_ident(m.name)
+        for sym, const in buffers(prog)[j]:
+            out.append(f'_Static_assert(sizeof({sym}) == {mid}_{const}, "etmodel.h: {mid}_{const} is not sizeof({sym})");')
+    return "\n".join(out) + "\n"
+
+
+def plan(pte: Path, board, out: Path, opts: dict | None = None, opt: str = "2", arenas: str = "sections") -> tuple:
     """(BuildUnit of the library, BakeResult): bake into out/gen, then the unit without board support
     and image-only runtime files, plus firmware/lib's API."""
+    if arenas not in ARENAS:
+        raise LibraryError(f"arenas={arenas!r}: choose one of {', '.join(ARENAS)}")
     opts = {k: v for k, v in dict(opts or {}).items() if k not in IMAGE_ONLY}
     from .pte import read_program
     pte = Path(pte)
@@ -60,8 +83,11 @@ def plan(pte: Path, board, out: Path, opts: dict | None = None, opt: str = "2") 
         raise BakeError(f"program file not found: {pte}")
     check_program([read_program(pte)])      # before bake: a delegate is refused by name, not by backend
     res = et_bake.bake([pte], board, Path(out) / "gen", opts)
+    gen_c = [g for g in res.generated if str(g).endswith(".c")]
+    model_c = res.out_dir / "et_model.gen.c"
+    lib_c = et_bake.write_if_changed(res.out_dir / "et_model_lib.gen.c", lib_model_c(model_c, res.programs[0], arenas))
     unit = buildenv.unit(board, opt, sources=[s for s in res.sources if s.name not in NOT_IN_LIB] +
-                         [g for g in res.generated if str(g).endswith(".c")] +
+                         [lib_c if g == model_c else g for g in gen_c] +
                          sorted(LIB_C.glob("*.c")),
                          include_dirs=[Path(out) / "include"] + list(res.include_dirs), defines=res.defines,
                          depends=res.depends, gen_dir=res.out_dir, with_bsp=False, placement=dict(res.sections))
@@ -74,13 +100,13 @@ def _ar(unit: buildenv.BuildUnit) -> str:
     return str(cand) if cand.exists() else (proc.which(f"{tc.prefix}ar") or f"{tc.prefix}ar")
 
 
-def build(pte: Path, board, out: Path, opts: dict | None = None, opt: str = "2") -> Library:
+def build(pte: Path, board, out: Path, opts: dict | None = None, opt: str = "2", arenas: str = "sections") -> Library:
     """Bake, render etmodel.h, compile the unit, archive it, write the glue. Objects are kept by the
     digest of their command line and source, so a second build recompiles only what changed."""
     out = Path(out)
-    unit, res = plan(pte, board, out, opts, opt)
+    unit, res = plan(pte, board, out, opts, opt, arenas)
     prog = res.programs[0]
-    header = et_bake.write_if_changed(out / "include" / "etmodel.h", libglue.header(prog, board))
+    header = et_bake.write_if_changed(out / "include" / "etmodel.h", libglue.header(prog, board, arenas))
     extra = list(board_lib_flags(unit))
     objs = []
     for src in unit.sources:
@@ -101,10 +127,10 @@ def build(pte: Path, board, out: Path, opts: dict | None = None, opt: str = "2")
     archive.parent.mkdir(parents=True, exist_ok=True)
     archive.unlink(missing_ok=True)
     proc.run([_ar(unit), "rcs", archive, *objs])
-    sections = libglue.sections(prog)
-    files = [archive, header] + libglue.write_all(out, prog, board, unit, sections, extra)
+    sections = libglue.sections(prog, arenas)
+    files = [archive, header] + libglue.write_all(out, prog, board, unit, sections, extra, arenas)
     rep = {"board": board.name, "program": str(prog.path), "archive": str(archive), "objects": len(objs),
-           "sections": sections, "archive_bytes": archive.stat().st_size}
+           "sections": sections, "arenas": arenas, "archive_bytes": archive.stat().st_size}
     return Library(out, archive, header, unit, sections, files, rep)
 
 

@@ -17,6 +17,9 @@ def register(sub):
     p.add_argument("--pte", help="the program (.pte or .bpte)")
     p.add_argument("-o", "--out", help="output directory (default: build/<board>/lib)")
     p.add_argument("--opt", default="2", help="optimisation level (-O<opt>)")
+    p.add_argument("--arenas", choices=["sections", "user"], default="sections",
+                   help="sections: the library defines arenas and pools in .et_arena*/.et_pool* for your linker "
+                        "script; user: you define the arrays etmodel.h declares, wherever you like")
     p.add_argument("--package", help="with check: the library directory (default: any etmodel section)")
     for opt in ("model_region", "arena_region", "pool_region"):
         p.add_argument(f"--{opt.replace('_', '-')}", dest=opt, help=f"as scons {opt}=")
@@ -46,7 +49,7 @@ def main(args) -> int:
     board = config.load_board(args.board)
     out = Path(args.out) if args.out else config.ROOT / "build" / board.name / "lib"
     opts = {k: getattr(args, k) for k in ("model_region", "arena_region", "pool_region") if getattr(args, k)}
-    lib = library.build(Path(args.pte), board, out, opts, args.opt)
+    lib = library.build(Path(args.pte), board, out, opts, args.opt, args.arenas)
     print(f"{lib.archive} ({lib.report['archive_bytes']} B), {lib.header}")
     print(f"sections your linker script must place: {', '.join(lib.sections)}")
     print(f"CMake: find_package(etmodel REQUIRED PATHS {out} NO_DEFAULT_PATH); "
