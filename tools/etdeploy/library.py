@@ -62,7 +62,10 @@ def lib_model_c(gen_c: Path, prog, arenas: str) -> str:
     from .libglue import buffers, c_ident
     text = gen_c.read_text()
     if arenas == "user":
-        text = _BUFFER.sub(r"extern \1;", text)
+        text, n = _BUFFER.subn(r"extern \1;", text)
+        want = sum(len(b) for b in buffers(prog))
+        if n != want:    # bake's C changed shape: refuse rather than define the buffers twice
+            raise LibraryError(f"arenas=user: found {n} arena/pool definitions in {gen_c.name}, expected {want}")
     out = [text, '#include "etmodel.h"']
     for j, m in enumerate(prog.methods):
         mid = "ETMODEL_" + c_ident(m.name)
@@ -108,10 +111,11 @@ def build(pte: Path, board, out: Path, opts: dict | None = None, opt: str = "2",
     prog = res.programs[0]
     header = et_bake.write_if_changed(out / "include" / "etmodel.h", libglue.header(prog, board, arenas))
     extra = list(board_lib_flags(unit))
+    headers = b"".join(h.read_bytes() for h in sorted((ROOT / "firmware").rglob("*.h")))
     objs = []
     for src in unit.sources:
         argv_probe = unit.compile_argv(src, Path("x.o"), extra)
-        h = hashlib.sha256(" ".join(argv_probe).encode() + src.read_bytes() + header.read_bytes() +
+        h = hashlib.sha256(" ".join(argv_probe).encode() + src.read_bytes() + header.read_bytes() + headers +
                            b"".join(d.read_bytes() for d in unit.depends if unit.is_generated(src)))
         for hdr in sorted(res.out_dir.glob("*.h")):
             h.update(hdr.read_bytes())
