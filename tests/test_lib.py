@@ -124,10 +124,30 @@ def test_header_metadata_matches_program(host_lib):
     assert "ETMODEL_FORWARD_POOL_BYTES" in h
 
 
-def _qemu_an547(qemu, elf: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([qemu, "-M", "mps3-an547", "-display", "none", "-monitor", "none", "-serial", "stdio",
+def _qemu(qemu, elf: Path, machine: str = "mps3-an547") -> subprocess.CompletedProcess:
+    return subprocess.run([qemu, "-M", machine, "-display", "none", "-monitor", "none", "-serial", "stdio",
                            "-semihosting-config", "enable=on,target=native", "-kernel", elf],
                           capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.build
+@pytest.mark.emu
+def test_cortex_m4_same_package_other_abi(tmp_path):
+    """The same user project for mps2-an386 (Cortex-M4, FPv4): the package carries the board's ABI
+    (ETMODEL_ARCH_FLAGS), the user's toolchain file uses it."""
+    need_tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
+    qemu = need_tool("qemu-system-arm", "qemu-system-arm")
+    need_tool("cmake", "cmake")
+    prog = read_program(BPTE)
+    lib = library.build(BPTE, config.load_board("mps2-an386"), tmp_path / "lib")
+    arch = re.search(r'set\(ETMODEL_ARCH_FLAGS "([^"]*)"\)', (lib.out / "etmodel-config.cmake").read_text()).group(1)
+    assert "-mcpu=cortex-m4" in arch
+    cases = userfw.bundled_cases(prog)
+    src = userfw.write_project(tmp_path / "src", cases, cross_arch=arch.replace(";", " "), target="mps2-an386")
+    _cmake(src, tmp_path / "b", lib.out, f"-DCMAKE_TOOLCHAIN_FILE={src / 'toolchain.cmake'}")
+    r = _qemu(qemu, tmp_path / "b" / "app", machine="mps2-an386")
+    assert r.returncode == 0, r.stdout + r.stderr
+    _check_outputs(r.stdout, prog, cases, "mps2-an386 app via etmodel-config.cmake")
 
 
 @pytest.mark.build
@@ -147,7 +167,7 @@ def test_corstone300_arenas_the_user_defines(tmp_path):
     mem = userfw.user_memory_c(libglue.buffers(prog), [libglue.c_ident(m.name) for m in prog.methods])
     src = userfw.write_project(tmp_path / "src", cases, cross_arch=arch, user_memory=mem)
     _cmake(src, tmp_path / "b", tmp_path / "lib", f"-DCMAKE_TOOLCHAIN_FILE={src / 'toolchain.cmake'}")
-    r = _qemu_an547(qemu, tmp_path / "b" / "app")
+    r = _qemu(qemu, tmp_path / "b" / "app")
     assert r.returncode == 0, r.stdout + r.stderr
     _check_outputs(r.stdout, prog, cases, "corstone300, arenas the user defines")
     from elftools.elf.elffile import ELFFile
@@ -173,7 +193,7 @@ def test_corstone300_user_startup_and_linker_script(tmp_path):
     _cmake(src, tmp_path / "b", lib.out, f"-DCMAKE_TOOLCHAIN_FILE={src / 'toolchain.cmake'}")
     elf = tmp_path / "b" / "app"
     libglue.check_elf(elf, lib.sections)      # the Python check agrees the user's script places them
-    r = _qemu_an547(qemu, elf)
+    r = _qemu(qemu, elf)
     assert r.returncode == 0, r.stdout + r.stderr
     _check_outputs(r.stdout, prog, cases, "corstone300 app via etmodel-config.cmake")
 

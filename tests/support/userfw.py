@@ -110,7 +110,7 @@ static void (*const vectors[16])(void) = {
   (void (*)(void))(&_estack), Reset_Handler, Trap, Trap, Trap, Trap, Trap, 0, 0, 0, 0, Trap, Trap, 0, Trap, Trap,
 };
 
-#define UART ((volatile uint32_t *)0x59303000u)   /* UART0: DATA, STATE, CTRL, INTSTATUS, BAUDDIV */
+#define UART ((volatile uint32_t *)USER_UART_BASE)   /* CMSDK UART0: DATA, STATE, CTRL, INTSTATUS, BAUDDIV */
 void user_emit(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) { while (UART[1] & 1u) {} UART[0] = (uint8_t)s[i]; }
 }
@@ -134,13 +134,21 @@ void Reset_Handler(void) {
 }
 """
 
+# The user's boards as the user knows them (QEMU machine, UART0, regions: origin, length).
+TARGETS = {
+    "corstone300": {"machine": "mps3-an547", "uart": 0x59303000, "FLASH": (0x10000000, "512K"),
+                    "RAM": (0x30000000, "512K"), "BIG": (0x31000000, "4M")},
+    "mps2-an386": {"machine": "mps2-an386", "uart": 0x40004000, "FLASH": (0x00000000, "4M"),
+                   "RAM": (0x20000000, "4M"), "BIG": (0x21000000, "16M")},
+}
+
 # The user's linker script: regions of the board as the user sees them, the library's sections
 # placed where the user wants them (model in ITCM flash, arenas and pools in ISRAM).
 CM_LD = """
 MEMORY {
-  FLASH (rx) : ORIGIN = 0x10000000, LENGTH = 512K
-  RAM (rw)   : ORIGIN = 0x30000000, LENGTH = 512K
-  BIG (rw)   : ORIGIN = 0x31000000, LENGTH = 4M
+  FLASH (rx) : ORIGIN = @FLASH@
+  RAM (rw)   : ORIGIN = @RAM@
+  BIG (rw)   : ORIGIN = @BIG@
 }
 ENTRY(Reset_Handler)
 SECTIONS {
@@ -222,7 +230,7 @@ def user_memory_c(buffers: list[list[tuple[str, str]]], method_ids: list[str]) -
 
 
 def write_project(d: Path, cases: list, cross_arch: str | None = None, model_placed: bool = True,
-                  arenas_placed: bool = True, user_memory: str | None = None) -> Path:
+                  arenas_placed: bool = True, user_memory: str | None = None, target: str = "corstone300") -> Path:
     d.mkdir(parents=True, exist_ok=True)
     (d / "app.c").write_text(APP_C)
     (d / "case.h").write_text(case_header(cases))
@@ -230,9 +238,12 @@ def write_project(d: Path, cases: list, cross_arch: str | None = None, model_pla
         (d / "main_host.c").write_text(HOST_MAIN_C)
         (d / "CMakeLists.txt").write_text(CMAKELISTS.format(main="main_host.c", extra=""))
         return d
-    (d / "start.c").write_text(CM_START_C)
+    t = TARGETS[target]
+    (d / "start.c").write_text(f"#define USER_UART_BASE 0x{t['uart']:08x}u\n" + CM_START_C)
     arenas = CM_USER_BIG if user_memory else (CM_ARENAS if arenas_placed else "")
     ld = CM_LD.replace("@MODEL@", CM_MODEL if model_placed else "").replace("@ARENAS@", arenas)
+    for region in ("FLASH", "RAM", "BIG"):
+        ld = ld.replace(f"@{region}@", f"0x{t[region][0]:08x}, LENGTH = {t[region][1]}")
     (d / "user.ld").write_text(ld)
     if user_memory:
         (d / "user_mem.c").write_text(user_memory)
