@@ -25,6 +25,8 @@ def options(opts):
              "(default: the first of the board's arena regions where they fit)", "")
     opts.Add("pool_region", "memory region for method pools (default: the first of the board's pool regions where "
              "they fit)", "")
+    opts.Add(S.BoolVariable("lib", "build build/<board>/lib/ instead of an image: libetmodel.a, etmodel.h and "
+                            "CMake/Zephyr/PlatformIO glue for your own firmware (one pte=)", False))
     opts.Add(S.BoolVariable("run", "run the image after building (emulator, host or device, from board data)",
                             False))
     opts.Add("timeout", "run timeout in seconds", "60")
