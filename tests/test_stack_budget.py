@@ -107,3 +107,28 @@ def test_measured_stack_within_computed(painted):
     used = int(m.group(1))
     computed = json.loads((out / "report.json").read_text())["stack"]["bytes"]
     assert 256 < used <= computed, (used, computed)
+
+
+@pytest.mark.build
+def test_vla_is_unbounded_and_indirect_calls_take_the_deepest(tmp_path):
+    _need_arm()
+    cc = config.load_toolchain("arm-none-eabi").locate()
+    (tmp_path / "m.c").write_text(
+        "typedef int (*fn)(int);\n"
+        "__attribute__((noinline)) int big(int i) { volatile char b[3000]; b[i] = 1; return b[0]; }\n"
+        "__attribute__((noinline)) int small(int i) { volatile char b[100]; b[i] = 1; return b[0]; }\n"
+        "fn table[2] = {big, small};\n"
+        "int main(void) { return table[1](1); }\n")
+    (tmp_path / "v.c").write_text(
+        "__attribute__((noinline)) int vla(int n) { volatile char b[n]; b[0] = 1; return b[0]; }\n"
+        "int other(int n) { return vla(n); }\n")
+    objs = []
+    for name in ("m", "v"):
+        objs.append(tmp_path / f"{name}.o")
+        subprocess.run([str(cc), "-mcpu=cortex-m55", "-mthumb", "-O2", "-fstack-usage", "-fcallgraph-info=su",
+                        "-c", str(tmp_path / f"{name}.c"), "-o", str(objs[-1])], check=True)
+    res = stack_budget.compute(objs, exception_frame=0)
+    assert res["chain"] == ["main", "(indirect)", "big"] and res["bytes"] >= 3000    # the table's deepest
+    g = stack_budget.read_graph([o.with_suffix(".ci") for o in objs])
+    with pytest.raises(stack_budget.BuildError, match="vla has a dynamically sized frame"):
+        stack_budget.deepest(g, "other")
