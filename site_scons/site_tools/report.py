@@ -2,6 +2,7 @@
 memory region, placed model/arena/pool symbols and kernels, read back from the ELF
 (etdeploy.elfreport). The bake report (programs, plan fit) is merged in when there is one."""
 import json
+from pathlib import Path
 
 
 def exists(env):
@@ -32,6 +33,9 @@ def _build(target, source, env):
             stack_budget.check(stack, board)
         except errors.EtdeployError as e:
             print(f"etdeploy: error: {e}")
+            for kind in board.images:            # an earlier build's images must not be flashed either
+                for img in Path(out.abspath).glob(f"firmware*.{kind}"):
+                    img.unlink()
             return 1
     if bake_report:
         rep["bake"] = bake_report
