@@ -44,6 +44,9 @@ def options(opts):
     opts.Add("ethosu_driver", "path to Arm's ethos-u-core-driver, for programs delegated to Ethos-U", "")
     opts.Add("runner", "override the board's runner for run=1 (e.g. fvp)", "")
     opts.Add(S.BoolVariable("icount", "deterministic QEMU instruction counting (-icount shift=0)", False))
+    opts.Add("stack_size", "bare metal: override the board's [placement] stack_size (bytes, or 16K)", "")
+    opts.Add(S.BoolVariable("stack_paint", "bare metal: paint the stack and print the bytes used at exit "
+                            "(semihosting), to check the build's worst-case stack", False))
     opts.Add("build_dir", "where build/<board>/ trees go (default: build in the repo)", "build")
     opts.Add(S.BoolVariable("verbose", "print full command lines instead of short progress lines", False))
 
@@ -117,6 +120,14 @@ def board_env(env, board):
                 buildenv.check_region(board, env[opt], opt)
     except errors.EtdeployError as e:
         fail(e)
+    if env.get("stack_size") and board.placement is not None:
+        import dataclasses
+        from etdeploy import config
+        try:
+            size = config.parse_size(env["stack_size"], "stack_size")
+        except errors.EtdeployError as e:
+            fail(e)
+        board = dataclasses.replace(board, placement=dataclasses.replace(board.placement, stack_size=size))
     benv = env.Clone()
     benv["ETD_BOARD"] = board
     benv["ETD_PLAN"] = plan
@@ -151,6 +162,10 @@ def firmware(env, unit, arena_region=None):
     e = env.Clone()
     e.Append(CCFLAGS=plan.ccflags, CFLAGS=plan.cflags, LINKFLAGS=plan.linkflags, LIBS=plan.libs,
              CPPPATH=[str(d) for d in unit.include_dirs], CPPDEFINES=_defines(unit.defines))
+    if plan.linker_script:   # bare metal: per-function frames and call edges for etdeploy.stack_budget
+        e.Append(CCFLAGS=["-fstack-usage", "-fcallgraph-info=su"])
+        if env.get("stack_paint"):
+            e.Append(CPPDEFINES=[("BSP_STACK_PAINT", 1)])
     objs = []
     for src in unit.sources:
         o = e.Object(target=_obj_path(e, src), source=str(src))

@@ -164,6 +164,9 @@ def summary(rep: dict) -> str:
         if kind in placed:
             d = placed[kind]
             lines.append(f"  {kind} -> {d['region']} ({_kib(d['bytes'])}): {d['why']}")
+    if rep.get("stack"):
+        from .stack_budget import describe
+        lines.append(describe(rep))
     k = rep["kernels"]
     if k["count"]:
         lines.append(f"  kernels: {k['count']} functions, {_kib(k['bytes'])}")

@@ -79,8 +79,15 @@ static uint32_t semihost(uint32_t op, const void *arg) {
 
 volatile int bsp_exit_status;   /* for a debugger on boards that halt */
 
+#if defined(BSP_STACK_PAINT) && BSP_STACK_PAINT
+void bsp_stack_report(void);   /* startup.c */
+#endif
+
 void bsp_exit(int status) {
   bsp_uart_flush();
+#if defined(BSP_STACK_PAINT) && BSP_STACK_PAINT
+  bsp_stack_report();
+#endif
   bsp_exit_status = status;
 #if defined(BSP_EXIT_SEMIHOST) && BSP_EXIT_SEMIHOST
   uint32_t block[2] = {ADP_STOPPED_APPLICATION_EXIT, (uint32_t)status};

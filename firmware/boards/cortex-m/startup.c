@@ -45,11 +45,40 @@ __attribute__((weak)) void bsp_fault_hook(uint32_t pc, uint32_t lr, uint32_t fau
   (void)pc; (void)lr; (void)fault_addr; (void)status;
 }
 
+#if defined(BSP_STACK_PAINT) && BSP_STACK_PAINT
+/* Build option stack_paint=1 (tests): the free stack is painted before main and the bytes ever
+ * used are printed through semihosting (SYS_WRITE0) by bsp_exit, to check etdeploy.stack_budget. */
+#define STACK_PAINT 0x5AC3A55Cu
+static void stack_paint(void) {
+  uint32_t *sp;
+  __asm volatile("mov %0, sp" : "=r"(sp));
+  for (volatile uint32_t *p = __stack_bottom; p < sp - 16;) *p++ = STACK_PAINT;
+}
+
+void bsp_stack_report(void) {   /* from bsp_exit: main never returns */
+  const uint32_t *p = __stack_bottom;
+  while (p < __stack_top && *p == STACK_PAINT) p++;
+  uint32_t used = (uint32_t)((const char *)__stack_top - (const char *)p);
+  char line[48] = "etdeploy: stack used ", digits[12];
+  int n = 0, i = 21;
+  do digits[n++] = (char)('0' + used % 10u); while ((used /= 10u) != 0u);
+  while (n) line[i++] = digits[--n];
+  line[i++] = '\n';
+  line[i] = 0;
+  register uint32_t r0 __asm__("r0") = 0x04u;    /* SYS_WRITE0 */
+  register const char *r1 __asm__("r1") = line;
+  __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
+}
+#endif
+
 __attribute__((noreturn, used)) void bsp_start_c(void) {
   uint32_t *src = __data_load, *dst = __data_start;
   if (src != dst)
     while (dst < __data_end) *dst++ = *src++;
   for (dst = __bss_start; dst < __bss_end;) *dst++ = 0;
+#if defined(BSP_STACK_PAINT) && BSP_STACK_PAINT
+  stack_paint();
+#endif
   int status = main();
   bsp_exit(status);
 }
