@@ -16,6 +16,7 @@ class BackendPart:
     sources: list[Path] = field(default_factory=list)
     include_dirs: list[Path] = field(default_factory=list)
     defines: dict = field(default_factory=dict)
+    libs: list[str] = field(default_factory=list)   # link libraries (from the board's data)
     model_c: str = ""            # appended to et_model.gen.c (e.g. weights used in place)
     report: dict = field(default_factory=dict)
 
@@ -38,4 +39,5 @@ class DelegateBackend:
 
 def backends() -> dict[str, DelegateBackend]:
     from .npu_plan import EthosUDelegate
-    return {b.backend: b for b in (EthosUDelegate(),)}
+    from .xnnpack_delegate import XnnpackDelegate
+    return {b.backend: b for b in (EthosUDelegate(), XnnpackDelegate())}

@@ -134,6 +134,8 @@ def calibration_samples(path: Path, example_inputs: tuple) -> list[tuple]:
 # ---------------------------------------------------------------- board -> flow
 
 def flow_for_board(board, quantize: bool, flow: str | None = None) -> str:
+    if flow == "xnnpack" and quantize:
+        flow = "xnnpack_q8"
     if flow:
         if flow not in FLOWS:
             raise ExportError(f"unknown flow '{flow}': choose one of {', '.join(FLOWS)}")

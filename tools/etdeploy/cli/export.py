@@ -18,7 +18,7 @@ def register(sub):
                         "inputs come from example_inputs() in the same file unless --inputs is given")
     p.add_argument("--board", required=True, help="the board whose data picks the flow (`etdeploy boards`)")
     p.add_argument("--quantize", action="store_true", help="int8: the board's quantized flow")
-    p.add_argument("--flow", choices=("portable", "pt2e", "cortex_m", "ethos_u"), help=FLOW_HELP)
+    p.add_argument("--flow", choices=("portable", "pt2e", "cortex_m", "ethos_u", "xnnpack"), help=FLOW_HELP)
     p.add_argument("--calibration", metavar="FILE", help="calibration samples: .npy (N x input shape) or .npz "
                    "(one such array per input); default: the test-case inputs")
     p.add_argument("--inputs", metavar="FILE[,FILE]", help="example inputs as .npy/.npz instead of example_inputs()")
