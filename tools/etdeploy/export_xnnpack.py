@@ -44,7 +44,9 @@ def lower(flow: str, module, example_inputs: tuple, calibration, calibrate_quant
     if flow == "xnnpack_q8":
         from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
             XNNPACKQuantizer, get_symmetric_quantization_config)
-        quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+        # per-channel weights for convolutions; the 2022 library's fully connected takes per-tensor only
+        quantizer = (XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+                     .set_module_type(torch.nn.Linear, get_symmetric_quantization_config(is_per_channel=False)))
         ep = calibrate_quantize(module, example_inputs, quantizer, calibration)
         config = EdgeCompileConfig(_check_ir_validity=False)
     else:

@@ -71,11 +71,45 @@ def node_types(graph: dict) -> list[str]:
     return [n["xnode_union_type"] or "?" for n in graph.get("xnodes") or []]
 
 
+def _tensor(v: dict) -> dict:
+    u = v["xvalue_union"] or {}
+    return u.get("tensor_value") or u
+
+
+def _transpose_ok(node: dict, values: list[dict], nodes: list[dict]) -> bool:
+    """At the delegate's edge (maybe behind a Convert), or moving size-1 dimensions only."""
+    a, b, perm = node["input_id"], node["output_id"], list(node["perm"] or [])
+    if max(a, b) >= len(values):
+        return False
+    flags = [_tensor(v).get("flags", 0) for v in values]
+    conv = [n["xnode_union"] for n in nodes if n["xnode_union_type"] == "XNNConvert"]
+    src = {c["output_id"]: c["input_id"] for c in conv}
+    dst = {c["input_id"]: c["output_id"] for c in conv}
+    ext_in = flags[a] & 1 or (a in src and src[a] < len(flags) and flags[src[a]] & 1)
+    ext_out = flags[b] & 2 or (b in dst and dst[b] < len(flags) and flags[dst[b]] & 2)
+    if bool(ext_in) != bool(ext_out):
+        return True
+    dims = list(_tensor(values[a]).get("dims") or [])
+    moved = [p for p in perm if p < len(dims) and dims[p] != 1]
+    return moved == sorted(moved)
+
+
 def check_graph(graph: dict, where: str) -> None:
+    nodes, values = graph.get("xnodes") or [], graph.get("xvalues") or []
     bad = sorted({t for t in node_types(graph) if t not in NODES})
     if bad:
         raise BakeError(f"{where}: XNNPACK node(s) {', '.join(bad)} not available in the installed XNNPACK "
                         f"(Debian's 2022 library); {FLOW_HINT}, which leaves them on the portable kernels")
+    for i, n in enumerate(nodes):
+        t, body = n["xnode_union_type"], n["xnode_union"] or {}
+        if t == "XNNStaticTranspose" and not _transpose_ok(body, values, nodes):
+            raise BakeError(f"{where}: XNNPACK node {i} (XNNStaticTranspose, perm {list(body['perm'] or [])}) is a "
+                            f"real transpose inside the delegate, which the installed XNNPACK cannot run; {FLOW_HINT}")
+        if t == "XNNFullyConnected" and body.get("filter_id", 0) < len(values) and \
+                _tensor(values[body["filter_id"]]).get("datatype") == 6:
+            raise BakeError(f"{where}: XNNPACK node {i} (XNNFullyConnected) has per-channel int8 weights, which the "
+                            f"installed XNNPACK's fully connected does not take; {FLOW_HINT} --quantize (per-tensor "
+                            f"linear weights)")
 
 
 def board_libs(board) -> list[str] | None:
