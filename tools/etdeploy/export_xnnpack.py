@@ -16,7 +16,7 @@ FLOWS = ("xnnpack", "xnnpack_q8")
 # executorch partitioner config class names whose serialized nodes the 2022 library defines
 CONFIGS = (
     "AddConfig", "SubConfig", "MulConfig", "DivConfig", "MinimumConfig", "MaximumConfig",
-    "ConvolutionConfig", "LinearConfig", "AddmmConfig",
+    "ConvolutionConfig", "LinearConfig", "AddmmConfig", "BatchNormConfig",   # batch norm: folded into conv
     "AvgPoolingConfig", "MaxPool2dConfig", "MeanDimConfig",
     "ConstantPadConfig", "ClampConfig", "HardtanhConfig", "ReLUConfig", "HardswishConfig",
     "SigmoidConfig", "SoftmaxConfig", "LeakyReLUConfig", "PreluConfig",
