@@ -16,7 +16,9 @@ CACHE_NAME = "xnnpack"
 CASES = {"small_cnn": ("tests/xnnpack/small_cnn.py:SmallCNN", False),
          "small_cnn_q8": ("tests/xnnpack/small_cnn.py:SmallCNN", True),
          "ds_cnn": ("tests/xnnpack/ds_cnn.py:DSCNN", False),
-         "ds_cnn_q8": ("tests/xnnpack/ds_cnn.py:DSCNN", True)}
+         "ds_cnn_q8": ("tests/xnnpack/ds_cnn.py:DSCNN", True),
+         "resnet8": ("tests/xnnpack/resnet8.py:ResNet8", False),
+         "resnet8_q8": ("tests/xnnpack/resnet8.py:ResNet8", True)}
 
 
 def need_xnnpack():
