@@ -67,6 +67,15 @@ def test_bundled_cases_pass_threads_2(programs, name):
     doc = json.loads((exe.parent / "run" / "result.json").read_text())
     assert doc["status"] == "pass", doc["reason"]
     assert doc["result"]["cases"] >= 1 and doc["result"]["cases_failed"] == 0
+    # the memory report: XNNPACK's allocations went through our counting allocator, and they hold at
+    # least the delegate's weights (packed)
+    from etdeploy import xnnpack_delegate as xd
+    from etdeploy.pte import read_program
+    p = read_program(programs[name])
+    weights = sum(c["size"] for d in p.methods[0].delegates
+                  for c in xd.read_payload(p.data[d.offset:d.offset + d.size]).graph["constant_data"] or [])
+    heap = [int(line.split()[3]) for line in doc["logs"] if line.startswith("xnnpack heap: peak")]
+    assert heap and heap[0] >= weights > 0, (heap, weights)
 
 
 def test_operator_table_names_what_xnnpack_took(programs):

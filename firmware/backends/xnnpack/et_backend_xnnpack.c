@@ -13,6 +13,7 @@
  * it: et_xnn_bytes_peak. The XNNPACK world is not the static arena: host/Android only. */
 #define _DEFAULT_SOURCE 1   /* posix_memalign */
 #include <malloc.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
+#include "et_link.h"
 #include "et_runtime.h"
 #include "et_xnn.h"
 
@@ -68,7 +70,7 @@ typedef struct xio {
 
 typedef struct xnn_handle {
   xnn_runtime_t rt;
-  uint32_t n_io;
+  uint32_t n_io, runs;
   xio io[XMAXIO];
   struct xnn_external_value ext[XMAXIO];
 } xnn_handle;
@@ -340,6 +342,11 @@ static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs
     xio *io = &h->io[i];
     if (io->kind == IO_PERMUTE_OUT)
       permute((const uint8_t *)io->buf, (uint8_t *)args[io->arg]->u.t->data, io->in_dims, io->perm, io->nd, io->esize);
+  }
+  if (h->runs++ == 0) {   /* the memory report: everything XNNPACK and this backend took, after a run */
+    char line[96];
+    snprintf(line, sizeof line, "xnnpack heap: peak %zu bytes, in use %zu bytes", et_xnn_bytes_peak, et_xnn_bytes_now);
+    et_link_log(line);
   }
   return ET_OK;
 }
