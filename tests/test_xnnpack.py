@@ -95,6 +95,12 @@ def test_bake_refuses_cortex_m_board_naming_the_flow(programs, tmp_path):
         bake.bake([programs["small_cnn"]], config.load_board("corstone300"), tmp_path)
 
 
+def test_bake_refuses_board_without_xnnpack(programs, tmp_path):
+    from etdeploy import bake
+    with pytest.raises(BakeError, match="android-arm64 does not link XNNPACK.*--flow portable"):
+        bake.bake([programs["small_cnn"]], config.load_board("android-arm64"), tmp_path)
+
+
 def test_bake_refuses_node_the_library_lacks(programs):
     """The real payload with one node's type changed to XNNTanh (which the 2022 library lacks)."""
     from etdeploy import xnnpack_delegate as xd

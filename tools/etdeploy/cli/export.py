@@ -7,7 +7,8 @@ from pathlib import Path
 
 HELP = "export a PyTorch model (<file.py>:<name>) for a board: .pte, .bpte (test cases) and .etrecord"
 FLOW_HELP = ("override the flow the board's data names: portable (float), pt2e (int8 on portable kernels), "
-             "cortex_m (int8 cortex_m:: kernels), ethos_u (Vela, the board's NPU)")
+             "cortex_m (int8 cortex_m:: kernels), ethos_u (Vela, the board's NPU), xnnpack (XNNPACK delegate for "
+             "the host's system XNNPACK; with --quantize: int8)")
 
 
 def register(sub):
