@@ -16,9 +16,9 @@ class BackendPart:
     sources: list[Path] = field(default_factory=list)
     include_dirs: list[Path] = field(default_factory=list)
     defines: dict = field(default_factory=dict)
-    libs: list[str] = field(default_factory=list)   # link libraries (from the board's data)
     model_c: str = ""            # appended to et_model.gen.c (e.g. weights used in place)
     report: dict = field(default_factory=dict)
+    libs: list[str] = field(default_factory=list)   # link libraries (from the board's data)
 
 
 class DelegateBackend:
