@@ -41,6 +41,7 @@ def options(opts):
                             allowed_values=("binary", "text")))
     opts.Add("ethosu_driver", "path to Arm's ethos-u-core-driver, for programs delegated to Ethos-U", "")
     opts.Add("runner", "override the board's runner for run=1 (e.g. fvp)", "")
+    opts.Add("threads", "threads for XNNPACK-delegated programs (host; a pthreadpool of N threads)", "")
     opts.Add(S.BoolVariable("icount", "deterministic QEMU instruction counting (-icount shift=0)", False))
     opts.Add("build_dir", "where build/<board>/ trees go (default: build in the repo)", "build")
     opts.Add(S.BoolVariable("verbose", "print full command lines instead of short progress lines", False))
