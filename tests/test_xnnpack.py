@@ -18,7 +18,8 @@ CASES = {"small_cnn": ("tests/xnnpack/small_cnn.py:SmallCNN", False),
          "ds_cnn": ("tests/xnnpack/ds_cnn.py:DSCNN", False),
          "ds_cnn_q8": ("tests/xnnpack/ds_cnn.py:DSCNN", True),
          "resnet8": ("tests/xnnpack/resnet8.py:ResNet8", False),
-         "resnet8_q8": ("tests/xnnpack/resnet8.py:ResNet8", True)}
+         "resnet8_q8": ("tests/xnnpack/resnet8.py:ResNet8", True),
+         "two_io": ("tests/xnnpack/two_io.py:TwoInTwoOut", False)}
 
 
 def need_xnnpack():

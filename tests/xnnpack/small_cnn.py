@@ -20,3 +20,4 @@ class SmallCNN(nn.Module):
 
 def example_inputs():
     return (torch.randn(1, 3, 16, 16),)
+
