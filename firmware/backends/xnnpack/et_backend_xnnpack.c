@@ -239,6 +239,7 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
     memcpy(io->perm, perm, sizeof perm);
     io->ext = next++;
     if (src != UINT32_MAX) {                        /* NCHW input: permute in, subgraph sees NHWC */
+      if (vals[src].nd != nd) { st = ET_ERR_UNSUPPORTED; break; }
       io->kind = IO_PERMUTE_IN; io->arg = vals[src].ext;
       memcpy(io->in_dims, vals[src].dims, sizeof io->in_dims);
       io->esize = esize(vals[src].dt);
@@ -301,7 +302,8 @@ static et_status xnn_load(et_program *prog, const uint8_t *payload, uint32_t len
   uint32_t fb_off, fb_size, c_off; uint64_t c_size;
   memcpy(&fb_off, payload + 10, 4); memcpy(&fb_size, payload + 14, 4); memcpy(&c_off, payload + 18, 4);
   memcpy(&c_size, payload + 22, 8);
-  if (fb_off > len || fb_size > len - fb_off || c_off > len || c_size > len - c_off) return ET_ERR_BAD_PROGRAM;
+  if (fb_off > len || fb_size > len - fb_off || fb_size < 8 || c_off > len || c_size > len - c_off)
+    return ET_ERR_BAD_PROGRAM;
   if (memcmp(payload + fb_off + 4, "XN0", 3) != 0) return ET_ERR_UNSUPPORTED;   /* unknown graph version */
   if (!x_ready) {
     if (xnn_initialize(&x_allocator) != xnn_status_success) return ET_ERR_DELEGATE;

@@ -24,7 +24,10 @@ static void minmax(const et_fb_table *node, float *lo, float *hi) {
 int et_xnn_transpose_info(const et_fb_table *n, uint32_t *in, uint32_t *out, uint32_t *perm, uint32_t *nd) {
   et_fb_vec p = et_fb_vector(n, XNFB_XNNStaticTranspose_perm, 4);
   if (p.len > XMAXD) return 0;
-  for (uint32_t i = 0; i < p.len; i++) perm[i] = (uint32_t)et_fb_vec_i32(&p, i);
+  for (uint32_t i = 0; i < p.len; i++) {
+    perm[i] = (uint32_t)et_fb_vec_i32(&p, i);
+    if (perm[i] >= p.len) return 0;                           /* not a permutation */
+  }
   *nd = p.len; *in = U(n, XNNStaticTranspose, input_id); *out = U(n, XNNStaticTranspose, output_id);
   return 1;
 }
