@@ -86,6 +86,10 @@ def test_operator_table_names_what_xnnpack_took(programs):
     # conv, depthwise, relu, pooling and linear went to XNNPACK; tanh (not in the 2022 library) and
     # the mean stay on our portable kernels
     assert sorted(ops["forward"]) == ["aten::mean.out", "aten::tanh.out"]
+    from etdeploy.xnnpack_delegate import summary
+    text = summary(programs["small_cnn"].with_suffix(".pte"))
+    assert "XNNConv2d x1" in text and "XNNDepthwiseConv2d x1" in text and "XNNFullyConnected x1" in text
+    assert "forward[0]" in text and "forward[1]" in text      # two delegates around the portable mean
     ops_q, _ = program_operators(programs["ds_cnn_q8"].with_suffix(".pte").read_bytes())
     assert not [o for o in ops_q["forward"] if "convolution" in o or "linear" in o or "addmm" in o]
 

@@ -112,6 +112,21 @@ def check_graph(graph: dict, where: str) -> None:
                             f"linear weights)")
 
 
+def summary(pte: Path) -> str:
+    """What went to XNNPACK, per method and delegate: `xnnpack   forward[0]: XNNConv2d x2, ...`."""
+    from .pte import read_program
+    prog = read_program(Path(pte))
+    lines = []
+    for m in prog.methods:
+        for i, d in enumerate(m.delegates):
+            if d.backend != XnnpackDelegate.backend:
+                continue
+            types = node_types(read_payload(prog.data[d.offset:d.offset + d.size]).graph)
+            counts = ", ".join(f"{t} x{types.count(t)}" for t in sorted(set(types)))
+            lines.append(f"xnnpack   {m.name}[{i}]: {counts}")
+    return "\n".join(lines)
+
+
 def board_libs(board) -> list[str] | None:
     """[xnnpack] libs from the board's data, or None when the board has no XNNPACK."""
     x = getattr(board, "xnnpack", None)

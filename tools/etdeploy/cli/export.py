@@ -58,6 +58,9 @@ def main(args) -> int:
         print(f"delegates {', '.join(res.delegates)}")
         if "EthosUBackend" in res.delegates:
             _vela_summary(res.pte)
+        if "XnnpackBackend" in res.delegates:
+            from ..xnnpack_delegate import summary
+            print(summary(res.pte))
     print(f"build     scons board={board.name} pte={res.bpte or res.pte}")
     return 0
 
