@@ -324,6 +324,7 @@ static et_status xnn_load(et_program *prog, const uint8_t *payload, uint32_t len
 
 static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs) {
   xnn_handle *h = (xnn_handle *)handle;
+  int same = h->runs > 0;   /* setup (indirection buffers) again only when a tensor moved */
   for (uint32_t i = 0; i < h->n_io; i++) {
     xio *io = &h->io[i];
     if (io->arg >= nargs || !args[io->arg] || args[io->arg]->tag != ET_TAG_TENSOR || !args[io->arg]->u.t->data)
@@ -332,13 +333,14 @@ static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs
     if (t->capacity < io->bytes) return ET_ERR_INVALID_ARGUMENT;
     h->ext[i].id = io->ext;
     if (io->kind == IO_DIRECT) {
+      same &= h->ext[i].data == t->data;
       h->ext[i].data = t->data;
     } else {
       h->ext[i].data = io->buf;
       if (io->kind == IO_PERMUTE_IN) permute((const uint8_t *)t->data, (uint8_t *)io->buf, io->in_dims, io->perm, io->nd, io->esize);
     }
   }
-  if (xnn_setup_runtime(h->rt, h->n_io, h->ext) != xnn_status_success) return ET_ERR_DELEGATE;
+  if (!same && xnn_setup_runtime(h->rt, h->n_io, h->ext) != xnn_status_success) return ET_ERR_DELEGATE;
   if (xnn_invoke_runtime(h->rt) != xnn_status_success) return ET_ERR_DELEGATE;
   for (uint32_t i = 0; i < h->n_io; i++) {
     xio *io = &h->io[i];
