@@ -119,6 +119,20 @@ def test_bake_refuses_node_the_library_lacks(programs):
         xd.check_graph(graph, "small_cnn")
 
 
+def test_bake_refuses_edge_input_also_read_untransposed(programs):
+    """The edge NCHW->NHWC transpose runs in C on the delegate's input: if another node read that input
+    as it is, the re-laid-out tensor would be wrong for it, so bake refuses."""
+    from etdeploy import xnnpack_delegate as xd
+    from etdeploy.pte import read_program
+    p = read_program(programs["small_cnn"])
+    d = p.methods[0].delegates[0]
+    graph = xd.read_payload(p.data[d.offset:d.offset + d.size]).graph
+    assert graph["xnodes"][0]["xnode_union_type"] == "XNNStaticTranspose"
+    graph["xnodes"][2]["xnode_union"]["input1_id"] = graph["xnodes"][0]["xnode_union"]["input_id"]
+    with pytest.raises(BakeError, match="XNNStaticTranspose"):
+        xd.check_graph(graph, "small_cnn")
+
+
 def test_bake_refuses_unknown_payload_version(programs):
     from etdeploy import xnnpack_delegate as xd
     from etdeploy.pte import read_program

@@ -76,6 +76,16 @@ def _tensor(v: dict) -> dict:
     return u.get("tensor_value") or u
 
 
+def _consumers(nodes: list[dict]) -> dict[int, int]:
+    """How many node inputs read each value id."""
+    use: dict[int, int] = {}
+    for n in nodes:
+        for k, v in (n["xnode_union"] or {}).items():
+            if k.endswith("_id") and not k.startswith("output") and isinstance(v, int):
+                use[v] = use.get(v, 0) + 1
+    return use
+
+
 def _transpose_ok(node: dict, values: list[dict], nodes: list[dict]) -> bool:
     """At the delegate's edge (maybe behind a Convert), or moving size-1 dimensions only."""
     a, b, perm = node["input_id"], node["output_id"], list(node["perm"] or [])
@@ -88,7 +98,12 @@ def _transpose_ok(node: dict, values: list[dict], nodes: list[dict]) -> bool:
     ext_in = flags[a] & 1 or (a in src and src[a] < len(flags) and flags[src[a]] & 1)
     ext_out = flags[b] & 2 or (b in dst and dst[b] < len(flags) and flags[dst[b]] & 2)
     if bool(ext_in) != bool(ext_out):
-        return True
+        # done in C at the edge: the values it re-lays out must feed nothing else
+        use = _consumers(nodes)
+        if ext_in:
+            chain = [a] if flags[a] & 1 else [src[a], a]
+            return all(use.get(v, 0) == 1 for v in chain)
+        return use.get(b, 0) == (0 if flags[b] & 2 else 1)
     dims = list(_tensor(values[a]).get("dims") or [])
     moved = [p for p in perm if p < len(dims) and dims[p] != 1]
     return moved == sorted(moved)

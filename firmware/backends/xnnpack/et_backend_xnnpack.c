@@ -212,8 +212,7 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
   xval *vals = (xval *)xcalloc(nv * sizeof(xval));
   uint32_t *map = (uint32_t *)xcalloc(nv * sizeof(uint32_t));
   uint8_t *edge = (uint8_t *)xcalloc(ns.len + 1);
-  if (!vals || !map || !edge) return ET_ERR_OUT_OF_MEMORY;
-  et_status st = ET_OK;
+  et_status st = vals && map && edge ? ET_OK : ET_ERR_OUT_OF_MEMORY;
   for (uint32_t i = 0; i < nv && st == ET_OK; i++) st = value_at(&vs, i, &vals[i]);
   /* id_out numbering: values are listed by id in executorch's serialization; check it */
   for (uint32_t i = 0; i < nv && st == ET_OK; i++)
