@@ -13,6 +13,7 @@ APT_PKGS=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newl
           # gdb-multiarch: flashing through any GDB server, etdeploy debug
 APT_PKGS+=(lava-dispatcher lavacli)   # LAVA's dispatcher (lava-run, job schema) and client: tests/test_lava.py
 APT_PKGS+=(cmake)   # tests/test_lib.py: a user's own CMake project built against the generated etmodel package
+APT_PKGS+=(libxnnpack-dev libpthreadpool-dev libcpuinfo-dev)   # XnnpackBackend programs on the host board
 APT_PKGS+=(${ETDEPLOY_EXTRA_APT:-})
 
 log() { printf '[bootstrap] %s\n' "$*" >&2; }

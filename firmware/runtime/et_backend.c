@@ -5,10 +5,16 @@
 #ifdef ET_WITH_ETHOSU
 extern const et_backend et_backend_ethosu;
 #endif
+#ifdef ET_WITH_XNNPACK
+extern const et_backend et_backend_xnnpack;
+#endif
 
 static const et_backend *const registry[] = {
 #ifdef ET_WITH_ETHOSU
   &et_backend_ethosu,
+#endif
+#ifdef ET_WITH_XNNPACK
+  &et_backend_xnnpack,
 #endif
   0,
 };

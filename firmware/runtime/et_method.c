@@ -289,7 +289,8 @@ static et_status load_delegates(et_method *m, et_pool *pool) {
     if (st != ET_OK) return st;
     m->delegates[i].backend = be;
     m->delegates[i].handle = 0;
-    st = be->init(payload, plen, pool, &m->delegates[i].handle);
+    st = be->load ? be->load(m->prog, payload, plen, pool, &m->delegates[i].handle)
+                  : be->init(payload, plen, pool, &m->delegates[i].handle);
     if (st != ET_OK) { m->err.detail = i; return st; }
   }
   return ET_OK;

@@ -109,6 +109,26 @@ et_status et_program_delegate_data(et_program *p, uint32_t location, uint32_t in
   return ET_OK;
 }
 
+et_status et_program_named_data(et_program *p, const char *key, uint32_t key_len,
+                                const uint8_t **out, uint32_t *len) {
+  et_fb_vec nd = et_fb_vector(&p->root, ETFB_Program_named_data, 4);
+  for (uint32_t i = 0; i < nd.len; i++) {
+    et_fb_table e;
+    uint32_t klen;
+    if (!et_fb_vec_table(&nd, i, &e)) return ET_ERR_BAD_PROGRAM;
+    const char *k = et_fb_string(&e, ETFB_NamedData_key, &klen);
+    if (!k || klen != key_len) continue;
+    uint32_t j = 0;
+    while (j < klen && k[j] == key[j]) j++;          /* no libc on every board */
+    if (j != klen) continue;
+    uint64_t s0, sz;
+    if (segment(p, et_fb_u32(&e, ETFB_NamedData_segment_index, 0), &s0, &sz) != ET_OK) return ET_ERR_BAD_PROGRAM;
+    *out = p->data + s0; *len = (uint32_t)sz;
+    return ET_OK;
+  }
+  return p->fb.err ? ET_ERR_BAD_PROGRAM : ET_ERR_INVALID_ARGUMENT;
+}
+
 const char *et_status_name(et_status s) {
   switch (s) {
     case ET_OK: return "ok";

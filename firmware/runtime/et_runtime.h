@@ -41,6 +41,10 @@ et_status et_program_constant(et_program *p, uint32_t idx, size_t nbytes, const 
 et_status et_program_delegate_data(et_program *p, uint32_t location, uint32_t index,
                                    const uint8_t **out, uint32_t *len);
 
+/* Named data (Program.named_data): the segment bytes stored under key. */
+et_status et_program_named_data(et_program *p, const char *key, uint32_t key_len,
+                                const uint8_t **out, uint32_t *len);
+
 /* A decoded instruction. */
 enum { ET_I_KERNEL = 1, ET_I_DELEGATE, ET_I_MOVE, ET_I_JUMP_FALSE, ET_I_FREE };
 typedef struct et_instr {
@@ -70,6 +74,8 @@ typedef struct et_backend {
   const char *id;
   et_status (*init)(const uint8_t *payload, uint32_t len, et_pool *pool, void **handle);
   et_status (*execute)(void *handle, et_value *const *args, uint32_t nargs);
+  /* optional: init with the program at hand (named data); used instead of init when set */
+  et_status (*load)(et_program *prog, const uint8_t *payload, uint32_t len, et_pool *pool, void **handle);
 } et_backend;
 const et_backend *et_backend_find(const char *id, uint32_t len);
 

@@ -54,7 +54,7 @@ def bake_program(env):
         return buildenv.unit(env["ETD_BOARD"], env.get("opt", "2"), sources=[plan.minimal_main]), None
     from etdeploy import bake as et_bake
     opts = {k: env.get(k) for k in ("model_region", "arena_region", "pool_region", "etdump", "atol", "rtol", "inputs", "link",
-                                    "ethosu_driver", "run", "runner")
+                                    "ethosu_driver", "run", "runner", "threads")
             if env.get(k) not in (None, "")}
     out = Path(env["ETD_OUT"].abspath) / "gen"
     try:

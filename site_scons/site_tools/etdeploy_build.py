@@ -43,6 +43,7 @@ def options(opts):
                             allowed_values=("binary", "text")))
     opts.Add("ethosu_driver", "path to Arm's ethos-u-core-driver, for programs delegated to Ethos-U", "")
     opts.Add("runner", "override the board's runner for run=1 (e.g. fvp)", "")
+    opts.Add("threads", "threads for XNNPACK-delegated programs (host; a pthreadpool of N threads)", "")
     opts.Add(S.BoolVariable("icount", "deterministic QEMU instruction counting (-icount shift=0)", False))
     opts.Add("stack_size", "bare metal: override the board's [placement] stack_size (bytes, or 16K)", "")
     opts.Add(S.BoolVariable("stack_paint", "bare metal: paint the stack and print the bytes used at exit "

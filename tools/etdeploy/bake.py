@@ -30,15 +30,18 @@ class BakeResult:
     programs: list[ProgramInfo] = field(default_factory=list)
     board: object = None
     out_dir: Path | None = None
+    libs: list[str] = field(default_factory=list)       # backends' link libraries
 
     def build_unit(self, opt: str = "2"):
         """The one C build description of this image (etdeploy.buildenv.BuildUnit): runtime, kernels,
         generated C, then the board support; every compile of it (SCons, tests, benchmarks) uses it."""
         from . import buildenv
         gen_c = [g for g in self.generated if str(g).endswith(".c")]
-        return buildenv.unit(self.board, opt, sources=list(self.sources) + gen_c, include_dirs=self.include_dirs,
-                             defines=self.defines, depends=self.depends, gen_dir=self.out_dir,
-                             placement=dict(self.sections))
+        u = buildenv.unit(self.board, opt, sources=list(self.sources) + gen_c, include_dirs=self.include_dirs,
+                          defines=self.defines, depends=self.depends, gen_dir=self.out_dir,
+                          placement=dict(self.sections))
+        u.plan.libs = list(self.libs) + list(u.plan.libs)
+        return u
 
 
 def struct_sizes(ptr: int) -> dict:
@@ -254,7 +257,7 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
         progs.append(read_program(p))
     cat = _check_ops(progs)
     _count_kernel_state(progs, cat)
-    backends = _check_delegates(progs, opts)
+    backends = _check_delegates(progs, {**opts, "_board": board})
     ptr = board.pointer_bytes
     placed = _check_fit(progs, board, opts, ptr)
     fit = placing.fit_summary(placed, board)
@@ -294,11 +297,13 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
     }
     sources = runtime_sources() + kernels.sources_for(ops)
     incs = include_dirs(out_dir)
+    libs: list[str] = []
     for b, part in parts.items():
+        libs += [x for x in part.libs if x not in libs]
         gen += part.generated
         sources += part.sources
         incs += part.include_dirs
         defines.update(part.defines)
         report[backends[b].report_key] = part.report
     sections = {k: d.region for k, d in placed.items()}
-    return BakeResult(gen, sources, incs, defines, sections, report, blobs, progs, board, out_dir)
+    return BakeResult(gen, sources, incs, defines, sections, report, blobs, progs, board, out_dir, libs)

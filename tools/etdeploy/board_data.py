@@ -124,6 +124,13 @@ class Fvp:
 
 
 @dataclass(frozen=True)
+class Xnnpack:
+    """The board links the system XNNPACK for XnnpackBackend programs (etdeploy.xnnpack_delegate)."""
+    libs: tuple = key(kind="strs")      # e.g. XNNPACK pthreadpool cpuinfo pthread
+    packages: tuple = key((), kind="strs")   # Debian packages that provide them (named when missing)
+
+
+@dataclass(frozen=True)
 class Npu:
     kind: str = key()
     macs: int = key(kind="int")
@@ -210,6 +217,7 @@ class Board:
     emulator: Emulator | None = key(None, kind="table")
     fvp: Fvp | None = key(None, kind="table")
     npu: Npu | None = key(None, kind="table")
+    xnnpack: Xnnpack | None = key(None, kind="table")
     flash: Flash | None = key(None, kind="table")
     uf2_family: int | None = key(None, kind="addr32")
     extends: str | None = key(None)
@@ -229,4 +237,4 @@ class Board:
 
 
 TABLES = {"placement": Placement, "uart": Uart, "cycles": Cycles, "emulator": Emulator, "fvp": Fvp, "npu": Npu,
-          "flash": Flash}
+          "flash": Flash, "xnnpack": Xnnpack}

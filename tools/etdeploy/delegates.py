@@ -18,6 +18,7 @@ class BackendPart:
     defines: dict = field(default_factory=dict)
     model_c: str = ""            # appended to et_model.gen.c (e.g. weights used in place)
     report: dict = field(default_factory=dict)
+    libs: list[str] = field(default_factory=list)   # link libraries (from the board's data)
 
 
 class DelegateBackend:
@@ -38,4 +39,5 @@ class DelegateBackend:
 
 def backends() -> dict[str, DelegateBackend]:
     from .npu_plan import EthosUDelegate
-    return {b.backend: b for b in (EthosUDelegate(),)}
+    from .xnnpack_delegate import XnnpackDelegate
+    return {b.backend: b for b in (EthosUDelegate(), XnnpackDelegate())}

@@ -134,6 +134,8 @@ def calibration_samples(path: Path, example_inputs: tuple) -> list[tuple]:
 # ---------------------------------------------------------------- board -> flow
 
 def flow_for_board(board, quantize: bool, flow: str | None = None) -> str:
+    if flow == "xnnpack" and quantize:
+        flow = "xnnpack_q8"
     if flow:
         if flow not in FLOWS:
             raise ExportError(f"unknown flow '{flow}': choose one of {', '.join(FLOWS)}")
@@ -171,6 +173,9 @@ def _digest(path: Path | None) -> str | None:
 
 
 def stamp(spec: ModelSpec, board, flow: str, inputs: list[Path], calibration: Path | None, cases: int) -> dict:
+    if flow.startswith("xnnpack"):   # the partitioner's op set decides the program
+        from .export_xnnpack import CONFIGS
+        return {**stamp(spec, board, "portable", inputs, calibration, cases), "flow": flow, "xnnpack": list(CONFIGS)}
     return {"version": STAMP_VERSION, "model": str(spec), "model_sha256": _digest(spec.file), "flow": flow,
             "npu": npu_options(board) if flow == "ethos_u" else None,
             "cpu": cpu_name(board) if flow == "cortex_m" else None,

@@ -31,8 +31,8 @@ from typing import Callable, Sequence
 
 from etdeploy.errors import EtdeployError
 
-FLOWS = ("portable", "pt2e", "cortex_m", "ethos_u")
-CPU_FLOWS = ("portable", "pt2e", "cortex_m")
+FLOWS = ("portable", "pt2e", "cortex_m", "ethos_u", "xnnpack", "xnnpack_q8")    # xnnpack*: export_xnnpack
+CPU_FLOWS = ("portable", "pt2e", "cortex_m", "xnnpack", "xnnpack_q8")
 ARM_PACKAGES = ("ethos-u-vela==5.1.0", "tosa-tools==2026.5.0", "ml_dtypes==0.5.1")
 ETHOS_U_TARGET = "ethos-u55-128"
 ETHOS_U_DEFAULT = {"target": ETHOS_U_TARGET, "system_config": "Ethos_U55_High_End_Embedded",
@@ -338,6 +338,10 @@ def export_model(module, example_inputs: tuple, out_dir: Path | str, name: str, 
                     edge, extra = _lower_portable(module, tuple(example_inputs), calibration, edge_config)
                 elif flow == "ethos_u":
                     edge, extra = _lower_ethos_u(module, tuple(example_inputs), calibration, npu)
+                elif flow.startswith("xnnpack"):
+                    from etdeploy import export_xnnpack
+                    edge, extra = export_xnnpack.lower(flow, module, tuple(example_inputs), calibration,
+                                                       _calibrate_quantize)
                 elif flow == "cortex_m":
                     edge, extra = _lower_cortex_m(module, tuple(example_inputs), calibration, cpu or "M55",
                                                   frozenset(kept))

@@ -76,6 +76,9 @@ def print_result(res, run_dir: Path) -> None:
         print(f"  {o['method']} {where}output {o['index']}: {o['dtype']}{o['shape']} {shown}{err}")
     for m in doc["methods"]:
         print(f"  {m['name']}: pool {m['pool_used']}/{m['pool_size']} B, exec {m['exec_cycles']:,} cycles")
+    for line in doc.get("logs") or []:
+        if line.startswith("xnnpack heap:"):      # XnnpackBackend's counted allocations (outside the arena)
+            print(f"  {line}")
     cases = doc.get("cases") or []
     if cases:
         print(f"  test cases: {sum(c['passed'] for c in cases)}/{len(cases)} passed")

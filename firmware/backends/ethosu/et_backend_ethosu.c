@@ -134,4 +134,4 @@ static et_status ethosu_execute(void *handle, et_value *const *args, uint32_t na
   return ET_OK;
 }
 
-const et_backend et_backend_ethosu = {"EthosUBackend", ethosu_init_delegate, ethosu_execute};
+const et_backend et_backend_ethosu = {"EthosUBackend", ethosu_init_delegate, ethosu_execute, 0};

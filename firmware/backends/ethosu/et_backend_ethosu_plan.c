@@ -23,4 +23,4 @@ static et_status plan_execute(void *handle, et_value *const *args, uint32_t narg
   return ET_ERR_UNSUPPORTED;
 }
 
-const et_backend et_backend_ethosu = {"EthosUBackend", plan_init, plan_execute};
+const et_backend et_backend_ethosu = {"EthosUBackend", plan_init, plan_execute, 0};

@@ -7,7 +7,8 @@ from pathlib import Path
 
 HELP = "export a PyTorch model (<file.py>:<name>) for a board: .pte, .bpte (test cases) and .etrecord"
 FLOW_HELP = ("override the flow the board's data names: portable (float), pt2e (int8 on portable kernels), "
-             "cortex_m (int8 cortex_m:: kernels), ethos_u (Vela, the board's NPU)")
+             "cortex_m (int8 cortex_m:: kernels), ethos_u (Vela, the board's NPU), xnnpack (XNNPACK delegate for "
+             "the host's system XNNPACK; with --quantize: int8)")
 
 
 def register(sub):
@@ -18,7 +19,7 @@ def register(sub):
                         "inputs come from example_inputs() in the same file unless --inputs is given")
     p.add_argument("--board", required=True, help="the board whose data picks the flow (`etdeploy boards`)")
     p.add_argument("--quantize", action="store_true", help="int8: the board's quantized flow")
-    p.add_argument("--flow", choices=("portable", "pt2e", "cortex_m", "ethos_u"), help=FLOW_HELP)
+    p.add_argument("--flow", choices=("portable", "pt2e", "cortex_m", "ethos_u", "xnnpack"), help=FLOW_HELP)
     p.add_argument("--calibration", metavar="FILE", help="calibration samples: .npy (N x input shape) or .npz "
                    "(one such array per input); default: the test-case inputs")
     p.add_argument("--inputs", metavar="FILE[,FILE]", help="example inputs as .npy/.npz instead of example_inputs()")
@@ -67,6 +68,9 @@ def main(args) -> int:
         print(f"delegates {', '.join(res.delegates)}")
         if "EthosUBackend" in res.delegates:
             _vela_summary(res.pte)
+        if "XnnpackBackend" in res.delegates:
+            from ..xnnpack_delegate import summary
+            print(summary(res.pte))
     print(f"build     scons board={board.name} pte={res.bpte or res.pte}")
     return 0
 
