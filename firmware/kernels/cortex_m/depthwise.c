@@ -615,7 +615,8 @@ __attribute__((noinline)) static void qdl_asm_row(qdl_asm_blk *blk) {
       : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7",
         "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
 }
-/* 3x3, unit dilation, weights above -128 (|x w| <= 16256, so two taps' products add in the int16 lanes):
+/* 3x3, unit dilation, no channel with weight -128 in both taps of a pair (then a pair of products lies in
+ * [-32512, 32640] and adds in the int16 lanes: only (-128 x -128) exceeds 16256):
  * the taps unrolled in pairs, one widening onto the int32 accumulators per pair instead of per tap
  * (19 instructions a pair for 16 channels, the ninth tap alone: 88 a pixel instead of 117 plus loops).
  * O (236) holds the padded row stride. */
@@ -773,15 +774,21 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
     qdl_block b;
     int16x8_t se = vdupq_n_s16(0), so = vdupq_n_s16(0);
     int32_t wmin = 127;
+    bool pair128 = false;  /* a channel with weight -128 in both taps of a pair (0,1), (2,3), (4,5), (6,7) */
+    int8x16_t wprev = vdupq_n_s8(0);
     for (int32_t t = 0; t < T; t++) {
       const int8x16_t wv = vld1q_z_s8(wts + (ptrdiff_t)t * O + c0, r.pc);
       se = vaddq_s16(se, vmovlbq_s8(wv));
       so = vaddq_s16(so, vmovltq_s8(wv));
       wmin = vminvq_s8((int8_t)wmin, wv);
+      /* the rounding halving sum is -128 only for -128 twice */
+      if ((t & 1) && t < 8 && vminvq_s8(127, vrhaddq_s8(wprev, wv)) == -128) pair128 = true;
+      wprev = wv;
     }
     r.pairs = wmin != -128;
-    /* 3x3 unit-dilation blocks with weights above -128: the unrolled pair row (asm paths only) */
-    const bool tap3 = r.pairs && KH == 3 && KW == 3 && c->dh == 1 && c->dw == 1;
+    /* 3x3 unit-dilation blocks: the unrolled pair row (asm paths only). A pair's int16 sum overflows only
+     * at (-128 x -128) twice (no other product exceeds 16256): no channel may hold -128 in both taps of a pair */
+    const bool tap3 = KH == 3 && KW == 3 && c->dh == 1 && c->dw == 1 && !pair128;
     const int32x4_t ws[4] = {vmovlbq_s16(se), vmovlbq_s16(so), vmovltq_s16(se), vmovltq_s16(so)};
     const uint32x4_t four = vmulq_n_u32(vidupq_n_u32(0, 1), 4);  /* 0, 4, 8, 12 */
     for (int32_t g = 0; g < 4; g++) {
