@@ -24,6 +24,12 @@ FLOWS_BY_NAMESPACE = {
 }
 
 
+def _rel(source: Path) -> str:
+    """A kernel file as named under firmware/kernels (cortex_m/quant.c is not quant.c)."""
+    from ..kernels import KERNEL_DIR
+    return source.relative_to(KERNEL_DIR).as_posix()
+
+
 def register(sub):
     p = sub.add_parser("kernels", help=HELP, description=HELP + ". " + __doc__.split("\n\n")[1].replace("\n", " "))
     p.add_argument("programs", nargs="*", metavar="PROGRAM", help=".pte/.bpte files to check against the catalogue")
@@ -48,7 +54,7 @@ def catalogue_rows(boards=None) -> list[dict]:
     for op, k in sorted(kernels.catalogue().items()):
         flows = FLOWS_BY_NAMESPACE.get(op.split("::", 1)[0], ("portable",))
         names = sorted({b for f in flows for b in by_flow.get(f, [])})
-        rows.append({"op": op, "file": k.source.name, "symbol": k.symbol, "flows": list(flows), "boards": names})
+        rows.append({"op": op, "file": _rel(k.source), "symbol": k.symbol, "flows": list(flows), "boards": names})
     return rows
 
 
@@ -65,7 +71,7 @@ def program_rows(paths: list[Path]) -> tuple[list[dict], dict[str, list[str]]]:
             for op in m.operators:
                 where = f"{Path(path).name}:{m.name}"
                 k = cat.get(op)
-                r = rows.setdefault(op, {"op": op, "file": k.source.name if k else None, "used_by": []})
+                r = rows.setdefault(op, {"op": op, "file": _rel(k.source) if k else None, "used_by": []})
                 if where not in r["used_by"]:
                     r["used_by"].append(where)
                 if k is None:
