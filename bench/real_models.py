@@ -31,15 +31,14 @@ VARIANTS = {"m55_int8": ("cortex_m", "M55", "corstone300"), "m55_f32": ("portabl
             "m4_int8": ("cortex_m", "M4", "mps2-an386")}
 KINDS = ("pointwise", "conv", "depthwise", "linear", "other")
 EXPORTS = ROOT / ".cache" / "bench" / "realmodels"
-KEY_SOURCES = ["tests/realmodels/__init__.py", "tests/realmodels/registry.py", "tests/realmodels/tiny.py",
-               "tests/realmodels/vision.py", "tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py",
-               "tools/etdeploy/view_layout.py"]
+KEY_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py", "tools/etdeploy/view_layout.py"]
 
 
 def _key(variant: str) -> str:
+    import realmodels
     h = hashlib.sha256(variant.encode())
-    for s in KEY_SOURCES:
-        h.update((ROOT / s).read_bytes())
+    for s in [*realmodels.source_files(), *(ROOT / s for s in KEY_SOURCES)]:
+        h.update(s.read_bytes())
     for pkg in ("torch", "executorch", "torchvision"):
         try:
             h.update(md.version(pkg).encode())
@@ -54,7 +53,6 @@ def export(name: str, variant: str) -> Path:
     pte = d / "m.pte"
     if pte.exists():
         return pte
-    sys.path.insert(0, str(ROOT / "tests"))
     import realmodels
     from etdeploy import exporting
     flow, cpu, _ = VARIANTS[variant]
@@ -64,6 +62,8 @@ def export(name: str, variant: str) -> Path:
 
 
 def build_and_run(pte: Path, board: str, tag: str, etdump: bool) -> Path:
+    """Build the program's image (etdump=1: per-instruction events) and run it under QEMU -icount;
+    returns the run directory (bench/mcu_work.py reads the ticks from it)."""
     from etdeploy import config, runners
     bdir = WORK / "real" / f"{tag}{'-prof' if etdump else ''}"
     scons(["-j2", f"board={board}", f"pte={pte}", "opt=2", f"etdump={1 if etdump else 0}"], bdir, timeout=1200)
