@@ -16,8 +16,7 @@ import argparse
 import sys
 
 from common import info, print_table, row, save
-from mcu_work import exec_ticks, per_instruction_ticks
-from real_models import build_and_run, export
+from real_models import export, profile
 
 BOARD = "corstone300"
 GOALS = {"whole": 0.5, "pointwise": 0.25, "dw3x3": 0.6}
@@ -33,23 +32,16 @@ def kind(layer) -> str:
 
 
 def main(argv=None):
-    from etdeploy import config, program_macs
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("nets", nargs="*", default=list(NETS))
     a = ap.parse_args(argv)
-    ipt = 1e9 / config.load_board(BOARD).cycles.hz
     rows, layers, totals = [], [], {}
     for name in a.nets:
         model = NETS.get(name, name)
-        path = export(model, "m55_int8")
-        instrs = program_macs.layers(path)
-        tag = f"{model}-m55_int8"
-        ticks = per_instruction_ticks(build_and_run(path, BOARD, tag, etdump=True))
+        instrs, per, t, _ = profile(export(model, "m55_int8"), BOARD, f"{model}-m55_int8")
         for ins in instrs:
-            n = ticks.get(ins.index, 0) * ipt
             layers.append({"net": name, "instr": ins.index, "op": ins.op, "kind": kind(ins),
-                           "macs": ins.macs, "instructions": round(n)})
-        t = exec_ticks(build_and_run(path, BOARD, tag, etdump=False)) * ipt
+                           "macs": ins.macs, "instructions": round(per.get(ins.index, 0))})
         m = sum(i.macs for i in instrs)
         totals[name] = {"instructions": round(t), "macs": m}
         rows.append(row("int8_layers", f"{name}: whole model instructions/MAC (M55)", t / m, GOALS["whole"],

@@ -13,35 +13,28 @@ import argparse
 import sys
 
 from common import info, print_table, row, save
-from mcu_work import exec_ticks, per_instruction_ticks
-from real_models import build_and_run, export
+from real_models import export, profile
 
 GOAL = 2.5
 NETS = ["ds_cnn", "resnet8"]
 
 
 def main(argv=None):
-    from etdeploy import config, program_macs
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("nets", nargs="*", default=NETS)
     ap.add_argument("--board", default="mps2-an386")
     a = ap.parse_args(argv)
-    ipt = 1e9 / config.load_board(a.board).cycles.hz
     rows, layers = [], []
     for net in a.nets:
-        pte = export(net, "m4_int8")
-        instrs = program_macs.layers(pte)
+        instrs, per, whole, _ = profile(export(net, "m4_int8"), a.board, f"{net}-m4_int8")
         total_macs = sum(i.macs for i in instrs)
-        tag = f"{net}-m4_int8"
-        ticks = per_instruction_ticks(build_and_run(pte, a.board, tag, etdump=True))
         for ins in instrs:
-            n = ticks.get(ins.index, 0) * ipt
+            n = per.get(ins.index, 0)
             layers.append({"net": net, "instr": ins.index, "op": ins.op, "macs": ins.macs, "instructions": round(n),
                            "per_mac": n / ins.macs if ins.macs else None})
             what = f"{net} #{ins.index} {ins.op.split('::')[-1].replace('.out', '')}"
             note = f"{ins.macs:,} MACs, {n:,.0f} instructions" if ins.macs else f"{n:,.0f} instructions"
             rows.append(info("m4_int8", what, f"{n / ins.macs:.2f}" if ins.macs else "-", note))
-        whole = exec_ticks(build_and_run(pte, a.board, tag, etdump=False)) * ipt
         rows.append(row("m4_int8", f"{net} [{a.board}] int8 whole model: instructions/MAC", whole / total_macs, GOAL,
                         "{:.2f}", note=f"{whole:,.0f} instructions, {total_macs:,} MACs"))
     print_table(rows, f"Cortex-M4 int8 on real networks ({a.board}, QEMU -icount)")

@@ -82,27 +82,33 @@ def memory(run_dir: Path) -> tuple[int, int]:
     return ram, rep["totals"]["load"]
 
 
-def measure(name: str, variant: str) -> dict:
+def profile(pte: Path, board: str, tag: str):
+    """(layers of the program (etdeploy.program_macs), {instruction index: instructions}, instructions of
+    the whole inference, run dir of the plain image): an etdump=1 image for the layers, one without
+    profiling for the whole inference, both under QEMU -icount."""
     from etdeploy import config, program_macs
+    ipt = 1e9 / config.load_board(board).cycles.hz          # instructions per timer tick under -icount
+    ticks = per_instruction_ticks(build_and_run(pte, board, tag, etdump=True))
+    plain = build_and_run(pte, board, tag, etdump=False)
+    return (program_macs.layers(pte), {i: t * ipt for i, t in ticks.items()}, exec_ticks(plain) * ipt, plain)
+
+
+def measure(name: str, variant: str) -> dict:
+    from etdeploy import program_macs
     flow, cpu, board = VARIANTS[variant]
     pte = export(name, variant)
-    ipt = 1e9 / config.load_board(board).cycles.hz          # instructions per timer tick under -icount
-    layers = program_macs.layers(pte)
-    prof = build_and_run(pte, board, f"{name}-{variant}", etdump=True)
-    plain = build_and_run(pte, board, f"{name}-{variant}", etdump=False)
-    ticks = per_instruction_ticks(prof)
+    layers, per, instr, plain = profile(pte, board, f"{name}-{variant}")
     kinds: dict = {}
     for l in layers:
         k = kinds.setdefault(l.kind, {"macs": 0, "instructions": 0})
         k["macs"] += l.macs
-        k["instructions"] += ticks.get(l.index, 0) * ipt
+        k["instructions"] += per.get(l.index, 0)
     dw3 = [l for l in layers if l.kind == "depthwise" and l.kernel == (3, 3)]
     ram, flash = memory(plain)
     macs = sum(l.macs for l in layers)
-    instr = exec_ticks(plain) * ipt
     return {"model": name, "variant": variant, "board": board, "macs": macs, "instructions": round(instr),
             "per_mac": instr / macs if macs else None, "kinds": kinds, "ram": ram, "flash": flash,
-            "dw3": {"macs": sum(l.macs for l in dw3), "instructions": sum(ticks.get(l.index, 0) * ipt for l in dw3)},
+            "dw3": {"macs": sum(l.macs for l in dw3), "instructions": sum(per.get(l.index, 0) for l in dw3)},
             "int8_share": program_macs.summary(layers).int8_share}
 
 
