@@ -284,17 +284,6 @@ def test_cross_compile_clean(target, tmp_path):
             assert not libm, f"{target} {f} calls libm {libm}"
 
 
-def _require_board(name):
-    from conftest import need_tool
-    from etdeploy import config
-    b = config.load_board(name)
-    tc = config.board_toolchain(b, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    if b.emulator and b.emulator.binary:
-        need_tool(b.emulator.binary, b.emulator.package)
-
-
 @pytest.mark.emu
 @pytest.mark.parametrize("board", ["corstone300", "xtensa-sim"])
 def test_cases_on_boards(board):
@@ -302,7 +291,8 @@ def test_cases_on_boards(board):
     each program's bundled case, against the same references as on the host. These kernels have no
     CPU-specific code: one 32-bit Arm and the Xtensa keep the suite cheap (about a minute each)."""
     from support.boardrun import outputs_per_program
-    _require_board(board)
+    from support.suite import require_board
+    require_board(board)
     names = sorted(CASES)
     dirs = [kernelcase.export_case(CACHE, n, CASES[n]) for n in names]
     # topk's ties may differ from eager torch's expected outputs: the comparison on the board is

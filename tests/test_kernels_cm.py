@@ -126,14 +126,9 @@ def test_case_on_host(name):
 @pytest.mark.emu
 def test_cases_on_corstone300():
     """Every case in one image on the Cortex-M55 (QEMU mps3-an547, Helium paths), bit for bit."""
-    from conftest import need_tool
-    from etdeploy import config
     from support.boardrun import outputs_per_program
-    b = config.load_board("corstone300")
-    tc = config.board_toolchain(b, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    need_tool(b.emulator.binary, b.emulator.package)
+    from support.suite import require_board
+    require_board("corstone300")
     names = sorted(CASES)
     dirs = [_export(n) for n in names]
     per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=0", "atol=0")

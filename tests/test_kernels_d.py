@@ -313,14 +313,9 @@ def test_bad_arguments(tmp_path):
 def test_cases_on_corstone300():
     """All cases in one image on the Cortex-M55 (QEMU mps3-an547): the cross-compiled kernels'
     outputs against the same references as on the host."""
-    from conftest import need_tool
-    from etdeploy import config
     from support.boardrun import outputs_per_program
-    board = config.load_board("corstone300")
-    tc = config.board_toolchain(board, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    need_tool(board.emulator.binary, board.emulator.package)
+    from support.suite import require_board
+    require_board("corstone300")
     names = sorted(CASES)
     dirs = [_dir(n) for n in names]
     per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=1e-4", "atol=1e-4")

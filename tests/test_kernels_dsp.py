@@ -118,11 +118,9 @@ def _export(name: str) -> Path:
 @pytest.mark.emu
 def test_cases_on_mps2_an386():
     """Every case in one Cortex-M4 image (QEMU mps2-an386): the SMLAD paths, bit for bit."""
-    from etdeploy import config
     from support.boardrun import outputs_per_program
-    b = config.load_board("mps2-an386")
-    need_tool(config.board_toolchain(b, require=False).compiler(), "gcc-arm-none-eabi")
-    need_tool(b.emulator.binary, b.emulator.package)
+    from support.suite import require_board
+    require_board("mps2-an386")
     names = sorted(CASES)
     dirs = [_export(n) for n in names]
     per = outputs_per_program("mps2-an386", [d / "m.bpte" for d in dirs])

@@ -131,14 +131,9 @@ def test_model_on_host(name):
 
 @pytest.mark.emu
 def test_lstm_on_corstone300():
-    from conftest import need_tool
-    from etdeploy import config
     from support.boardrun import outputs_per_program
-    board = config.load_board("corstone300")
-    tc = config.board_toolchain(board, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    need_tool(board.emulator.binary, board.emulator.package)
+    from support.suite import require_board
+    require_board("corstone300")
     d = _dir("lstm")
     ours, = outputs_per_program("corstone300", [d / "m.bpte"], "rtol=1e-4", "atol=1e-4")
     assert_close(ours, kernelcase.reference(d), "corstone300/lstm")
