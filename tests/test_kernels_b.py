@@ -8,7 +8,6 @@ Float results: max abs err <= 1e-5 * max(1, max|ref|); quantized programs ("exac
 bit for bit. Also: every kernel file cross-compiles warning-free and needs no double helpers."""
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -458,22 +457,12 @@ MY_FILES = ["linalg.c", "conv.c", "pool.c", "norm.c", "embedding.c", "quant.c",
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_cross_compile_clean(target, tmp_path):
     import shutil
+    from support.crosscc import compile_clean
     cc = TARGETS[target]
     if not shutil.which(cc[0]):
         pytest.skip(f"{cc[0]} not installed")
-    for f in MY_FILES:
-        obj = tmp_path / (f.replace("/", "_") + ".o")
-        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion",
-                            "-fsingle-precision-constant", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
-                            "-c", str(KDIR / f), "-o", str(obj)], capture_output=True, text=True)
-        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
-        nm = cc[0].replace("gcc", "nm")
-        if shutil.which(nm):
-            und = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True).stdout.split()
-            dbl = [s for s in und if s.startswith("__") and "df" in s]
-            assert not dbl, f"{target} {f} needs double helpers {dbl}"
-            libm = [s for s in und if s in ("expf", "sqrtf", "logf", "exp", "sqrt", "floorf", "roundf", "lrintf")]
-            assert not libm, f"{target} {f} calls libm {libm}"
+    libm = ("expf", "sqrtf", "logf", "exp", "sqrt", "floorf", "roundf", "lrintf")
+    compile_clean(target, cc, MY_FILES, tmp_path, libm=lambda s: s in libm)
 
 
 @pytest.mark.emu

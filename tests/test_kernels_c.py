@@ -9,8 +9,6 @@ out-of-range index fails with a named error instead of reading past the tensor, 
 runs on corstone300 and xtensa-sim under QEMU."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -266,22 +264,11 @@ MY_FILES = ["argreduce.c", "index.c", "reorder.c", "scan.c", "assign.c"]
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_cross_compile_clean(target, tmp_path):
     from conftest import need_tool
+    from support.crosscc import compile_clean
     cc = TARGETS[target]
     need_tool(cc[0])
-    for f in MY_FILES:
-        obj = tmp_path / (f + ".o")
-        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion", "-Wconversion",
-                            "-Wno-sign-conversion", "-fsingle-precision-constant", f"-I{KDIR}",
-                            f"-I{ROOT / 'firmware' / 'runtime'}", "-c", str(KDIR / f), "-o", str(obj)],
-                           capture_output=True, text=True)
-        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
-        nm = cc[0].replace("gcc", "nm")
-        if shutil.which(nm):
-            und = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True).stdout.split()
-            dbl = [s for s in und if s.startswith("__") and "df" in s]
-            assert not dbl, f"{target} {f} needs double helpers {dbl}"
-            libm = [s for s in und if s.rstrip("f") in ("exp", "sqrt", "log", "floor", "ceil", "round", "lrint")]
-            assert not libm, f"{target} {f} calls libm {libm}"
+    libm = ("exp", "sqrt", "log", "floor", "ceil", "round", "lrint")
+    compile_clean(target, cc, MY_FILES, tmp_path, conversion=True, libm=lambda s: s.rstrip("f") in libm)
 
 
 @pytest.mark.emu

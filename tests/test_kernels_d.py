@@ -248,23 +248,10 @@ LIBM = {"expf", "sqrtf", "logf", "exp", "sqrt", "floorf", "roundf", "lrintf", "e
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_cross_compile_clean(target, tmp_path):
     from conftest import need_tool
+    from support.crosscc import compile_clean
     cc = TARGETS[target]
     need_tool(cc[0])
-    for f in MY_FILES:
-        obj = tmp_path / (f + ".o")
-        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion", "-Wconversion",
-                            "-Wno-sign-conversion", "-fsingle-precision-constant", f"-I{KDIR}",
-                            f"-I{ROOT / 'firmware' / 'runtime'}", "-c", str(KDIR / f), "-o", str(obj)],
-                           capture_output=True, text=True)
-        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
-        assert not p.stderr.strip(), f"{target} {f} warns:\n{p.stderr}"
-        nm = cc[0].replace("gcc", "nm") if cc[0] != "gcc" else "nm"
-        if shutil.which(nm):
-            und = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True).stdout.split()
-            dbl = [s for s in und if s.startswith("__") and "df" in s]
-            assert not dbl, f"{target} {f} needs double helpers {dbl}"
-            libm = sorted(set(und) & LIBM)
-            assert not libm, f"{target} {f} calls libm {libm}"
+    compile_clean(target, cc, MY_FILES, tmp_path, conversion=True, warn_free=True, libm=LIBM.__contains__)
 
 
 # kernels called directly with bad arguments: name -> (status, err_detail); 0 ok, 3 out of memory,
