@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import kernelcase
+from support import kernelcase, suite
 from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,14 +237,7 @@ REQUIRED_OPS = {
 
 @pytest.mark.build
 def test_cases_cover_the_ops():
-    from etdeploy import kernels
-    seen = set()
-    for name in CASES:
-        seen.update(kernelcase.operators(kernelcase.export_case(CACHE, name, CASES[name])))
-    missing = REQUIRED_OPS - seen
-    assert not missing, f"no test case exercises {sorted(missing)}"
-    cat = kernels.catalogue()
-    assert not (seen - set(cat)), f"ops without kernels: {sorted(seen - set(cat))}"
+    suite.assert_cover(REQUIRED_OPS, [kernelcase.export_case(CACHE, name, CASES[name]) for name in CASES])
 
 
 # every CPU a board builds for (boards/*.toml), with the flags that make float promotion an error
@@ -278,8 +271,7 @@ def test_cases_on_boards(board):
     each program's bundled case, against the same references as on the host. These kernels have no
     CPU-specific code: one 32-bit Arm and the Xtensa keep the suite cheap (about a minute each)."""
     from support.boardrun import outputs_per_program
-    from support.suite import require_board
-    require_board(board)
+    suite.require_board(board)
     names = sorted(CASES)
     dirs = [kernelcase.export_case(CACHE, n, CASES[n]) for n in names]
     # topk's ties may differ from eager torch's expected outputs: the comparison on the board is

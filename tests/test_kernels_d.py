@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import kernelcase
+from support import kernelcase, suite
 from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -222,14 +222,7 @@ REQUIRED_OPS = {
 
 @pytest.mark.build
 def test_cases_cover_the_ops():
-    from etdeploy import kernels
-    seen = set()
-    for name in CASES:
-        seen.update(kernelcase.operators(_dir(name)))
-    missing = REQUIRED_OPS - seen
-    assert not missing, f"no test case exercises {sorted(missing)}"
-    cat = kernels.catalogue()
-    assert not (seen - set(cat)), f"ops without kernels: {sorted(seen - set(cat))}"
+    suite.assert_cover(REQUIRED_OPS, [_dir(name) for name in CASES])
 
 
 TARGETS = {
@@ -301,8 +294,7 @@ def test_cases_on_corstone300():
     """All cases in one image on the Cortex-M55 (QEMU mps3-an547): the cross-compiled kernels'
     outputs against the same references as on the host."""
     from support.boardrun import outputs_per_program
-    from support.suite import require_board
-    require_board("corstone300")
+    suite.require_board("corstone300")
     names = sorted(CASES)
     dirs = [_dir(n) for n in names]
     per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=1e-4", "atol=1e-4")
