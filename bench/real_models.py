@@ -16,8 +16,6 @@ versions): a re-run after kernel work only rebuilds and runs."""
 from __future__ import annotations
 
 import argparse
-import hashlib
-import importlib.metadata as md
 import json
 import sys
 from pathlib import Path
@@ -36,15 +34,7 @@ KEY_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py
 
 def _key(variant: str) -> str:
     import realmodels
-    h = hashlib.sha256(variant.encode())
-    for s in [*realmodels.source_files(), *(ROOT / s for s in KEY_SOURCES)]:
-        h.update(s.read_bytes())
-    for pkg in ("torch", "executorch", "torchvision"):
-        try:
-            h.update(md.version(pkg).encode())
-        except md.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:16]
+    return realmodels.content_key(variant.encode(), [ROOT / s for s in KEY_SOURCES])
 
 
 def export(name: str, variant: str) -> Path:

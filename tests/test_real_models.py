@@ -13,8 +13,6 @@ Exports are cached by content under .cache/realmodels (sources of the models, th
 the package versions): a clean clone exports each once (about 20 s each)."""
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata as md
 import inspect
 import json
 from pathlib import Path
@@ -76,15 +74,7 @@ def _case_module(name, flow="cortex_m"):
 
 def _key() -> str:
     import realmodels
-    h = hashlib.sha256(inspect.getsource(_case_module).encode())
-    for s in [*realmodels.source_files(), *(ROOT / s for s in SOURCES)]:
-        h.update(s.read_bytes())
-    for pkg in ("torch", "executorch", "torchvision"):
-        try:
-            h.update(md.version(pkg).encode())
-        except md.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:16]
+    return realmodels.content_key(inspect.getsource(_case_module).encode(), [ROOT / s for s in SOURCES])
 
 
 def export(name: str, flow: str) -> dict:
