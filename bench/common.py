@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))    # the one registry of real networks: tests/realmodels
 PY = ROOT / ".venv" / "bin" / "python"
 SCONS = ROOT / ".venv" / "bin" / "scons"
 MODELS = ROOT / "tests" / "models"

@@ -1,9 +1,11 @@
-"""Int8 work per layer kind on real networks (bench/int8_nets.py), Cortex-M55 under QEMU -icount,
-counted as bench/mcu_work.py counts: instructions = SysTick ticks x 1e9 / timer Hz; per layer from an
+"""Int8 work per layer kind on real networks, Cortex-M55 under QEMU -icount.
+
+Networks: full size from tests/realmodels, exported, built and run by bench/real_models.py's helpers
+(variant m55_int8). Counted as bench/mcu_work.py counts: instructions = SysTick ticks x 1e9 / timer Hz; per layer from an
 etdump=1 image, the whole inference from an image without profiling.
 
 Kinds: pointwise (1x1 quantized_conv2d), conv (other quantized_conv2d), dw3x3 / dw5x5 (depthwise),
-linear, other (quantize, pools, adds, ...). MACs from the .pte shapes (bench/macs.py).
+linear, other (quantize, pools, adds, ...). MACs from the .pte shapes (etdeploy.program_macs).
 Goals (issue 15): whole model <= 0.5 instructions per MAC, pointwise <= 0.25, 3x3 depthwise <= 0.6.
 
     .venv/bin/python bench/int8_layers.py [nets...]
@@ -12,74 +14,34 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-import int8_nets
-import macs as macs_mod
-from common import WORK, info, print_table, row, save, scons
-from mcu_work import exec_ticks, per_instruction_ticks
-
-from etdeploy import pte
+from common import info, print_table, row, save
+from real_models import export, profile
 
 BOARD = "corstone300"
 GOALS = {"whole": 0.5, "pointwise": 0.25, "dw3x3": 0.6}
+# the names this table has always used -> tests/realmodels names (those are accepted too)
+NETS = {"ds_cnn": "ds_cnn", "resnet8": "resnet8", "mbv1_025": "mobilenet_v1_vww", "mbv2_blocks": "mbv2_blocks"}
 
 
-def kinds(path: Path) -> dict[int, str]:
-    """instruction index -> layer kind, from the weight shapes"""
-    root = macs_mod._root(path)
-    plan = next(p for p in root["execution_plan"] if p.get("name") == "forward")
-    vals = plan["values"]
-    ops = [o.get("name") for o in plan.get("operators") or []]
-    out = {}
-    for i, ins in enumerate(plan["chains"][0].get("instructions") or []):
-        if ins.get("instr_args_type") != "KernelCall":
-            continue
-        body = ins["instr_args"]
-        op = ops[body["op_index"]].split("::")[-1]
-        if op in ("quantized_conv2d", "quantized_depthwise_conv2d"):
-            w = pte._describe(vals[body["args"][1]])
-            kh, kw = w.sizes[1], w.sizes[2]
-            if op == "quantized_conv2d":
-                out[i] = "pointwise" if kh == kw == 1 else "conv"
-            else:
-                out[i] = f"dw{kh}x{kw}"
-        elif op == "quantized_linear":
-            out[i] = "linear"
-        else:
-            out[i] = "other"
-    return out
-
-
-def run(path: Path, etdump: bool) -> Path:
-    from etdeploy import config, runners
-    bdir = WORK / "int8_layers" / f"{path.stem}{'-prof' if etdump else ''}"
-    scons(["-j2", f"board={BOARD}", f"pte={path}", "opt=2", f"etdump={1 if etdump else 0}"], bdir)
-    run_dir = bdir / BOARD / "run"
-    res = runners.run(config.load_board(BOARD), bdir / BOARD / "firmware.elf", run_dir, timeout=600, icount=True,
-                      log=lambda m: None)
-    if res.status != "pass":
-        raise RuntimeError(f"{path.name} on {BOARD}: {res.status} {res.reason}")
-    return run_dir
+def kind(layer) -> str:
+    """pointwise, conv, dwKxK, linear or other (no MACs)"""
+    if layer.kind == "depthwise":
+        return "dw{}x{}".format(*layer.kernel)
+    return layer.kind if layer.macs else "other"
 
 
 def main(argv=None):
-    from etdeploy import config
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("nets", nargs="*", default=list(int8_nets.NETS))
+    ap.add_argument("nets", nargs="*", default=list(NETS))
     a = ap.parse_args(argv)
-    ipt = 1e9 / config.load_board(BOARD).cycles.hz
     rows, layers, totals = [], [], {}
     for name in a.nets:
-        path = int8_nets.export(name)
-        instrs = macs_mod.instructions(path)
-        kind = kinds(path)
-        ticks = per_instruction_ticks(run(path, True))
+        model = NETS.get(name, name)
+        instrs, per, t, _ = profile(export(model, "m55_int8"), BOARD, f"{model}-m55_int8")
         for ins in instrs:
-            n = ticks.get(ins.index, 0) * ipt
-            layers.append({"net": name, "instr": ins.index, "op": ins.op, "kind": kind.get(ins.index, "other"),
-                           "macs": ins.macs, "instructions": round(n)})
-        t = exec_ticks(run(path, False)) * ipt
+            layers.append({"net": name, "instr": ins.index, "op": ins.op, "kind": kind(ins),
+                           "macs": ins.macs, "instructions": round(per.get(ins.index, 0))})
         m = sum(i.macs for i in instrs)
         totals[name] = {"instructions": round(t), "macs": m}
         rows.append(row("int8_layers", f"{name}: whole model instructions/MAC (M55)", t / m, GOALS["whole"],

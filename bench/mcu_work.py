@@ -16,7 +16,6 @@ import json
 import sys
 from pathlib import Path
 
-import macs as macs_mod
 from common import MODELS, WORK, Row, info, print_table, row, save, scons
 
 MODELS_F32 = ["mlp", "cnn"]
@@ -76,8 +75,13 @@ def exec_ticks(run_dir: Path) -> int:
     return sum(m["exec_cycles"] for m in doc["methods"])
 
 
+def _kind(layer) -> str:
+    """this table's kinds: linear, conv (every convolution) or other"""
+    return "conv" if layer.kind in ("pointwise", "conv", "depthwise") else layer.kind
+
+
 def main(argv=None) -> list[Row]:
-    from etdeploy import config
+    from etdeploy import config, program_macs
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", default=MODELS_F32 + MODELS_INT8)
     ap.add_argument("--boards", default=",".join(BOARDS))
@@ -87,14 +91,14 @@ def main(argv=None) -> list[Row]:
     ipt = {b: 1e9 / config.load_board(b).cycles.hz for b in boards}   # instructions per tick
     rows, layers, totals = [], [], {}
     for model in a.models:
-        instrs = macs_mod.instructions(MODELS / f"{model}.pte")
+        instrs = program_macs.layers(MODELS / f"{model}.pte")
         prof = build_and_run(model, boards, etdump=True)
         plain = build_and_run(model, [GOAL_BOARD], etdump=False) if GOAL_BOARD in boards else {}
         for b in boards:
             ticks = per_instruction_ticks(prof[b])
             for ins in instrs:
                 n = ticks.get(ins.index, 0) * ipt[b]
-                layers.append({"model": model, "board": b, "instr": ins.index, "op": ins.op, "kind": ins.kind,
+                layers.append({"model": model, "board": b, "instr": ins.index, "op": ins.op, "kind": _kind(ins),
                                "macs": ins.macs, "instructions": round(n),
                                "per_mac": (n / ins.macs) if ins.macs else None})
         if plain:

@@ -16,8 +16,6 @@ versions): a re-run after kernel work only rebuilds and runs."""
 from __future__ import annotations
 
 import argparse
-import hashlib
-import importlib.metadata as md
 import json
 import sys
 from pathlib import Path
@@ -31,21 +29,12 @@ VARIANTS = {"m55_int8": ("cortex_m", "M55", "corstone300"), "m55_f32": ("portabl
             "m4_int8": ("cortex_m", "M4", "mps2-an386")}
 KINDS = ("pointwise", "conv", "depthwise", "linear", "other")
 EXPORTS = ROOT / ".cache" / "bench" / "realmodels"
-KEY_SOURCES = ["tests/realmodels/__init__.py", "tests/realmodels/registry.py", "tests/realmodels/tiny.py",
-               "tests/realmodels/vision.py", "tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py",
-               "tools/etdeploy/view_layout.py"]
+KEY_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py", "tools/etdeploy/view_layout.py"]
 
 
 def _key(variant: str) -> str:
-    h = hashlib.sha256(variant.encode())
-    for s in KEY_SOURCES:
-        h.update((ROOT / s).read_bytes())
-    for pkg in ("torch", "executorch", "torchvision"):
-        try:
-            h.update(md.version(pkg).encode())
-        except md.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:16]
+    import realmodels
+    return realmodels.content_key(variant.encode(), [ROOT / s for s in KEY_SOURCES])
 
 
 def export(name: str, variant: str) -> Path:
@@ -54,7 +43,6 @@ def export(name: str, variant: str) -> Path:
     pte = d / "m.pte"
     if pte.exists():
         return pte
-    sys.path.insert(0, str(ROOT / "tests"))
     import realmodels
     from etdeploy import exporting
     flow, cpu, _ = VARIANTS[variant]
@@ -64,6 +52,8 @@ def export(name: str, variant: str) -> Path:
 
 
 def build_and_run(pte: Path, board: str, tag: str, etdump: bool) -> Path:
+    """Build the program's image (etdump=1: per-instruction events) and run it under QEMU -icount;
+    returns the run directory (bench/mcu_work.py reads the ticks from it)."""
     from etdeploy import config, runners
     bdir = WORK / "real" / f"{tag}{'-prof' if etdump else ''}"
     scons(["-j2", f"board={board}", f"pte={pte}", "opt=2", f"etdump={1 if etdump else 0}"], bdir, timeout=1200)
@@ -82,27 +72,33 @@ def memory(run_dir: Path) -> tuple[int, int]:
     return ram, rep["totals"]["load"]
 
 
-def measure(name: str, variant: str) -> dict:
+def profile(pte: Path, board: str, tag: str):
+    """(layers of the program (etdeploy.program_macs), {instruction index: instructions}, instructions of
+    the whole inference, run dir of the plain image): an etdump=1 image for the layers, one without
+    profiling for the whole inference, both under QEMU -icount."""
     from etdeploy import config, program_macs
+    ipt = 1e9 / config.load_board(board).cycles.hz          # instructions per timer tick under -icount
+    ticks = per_instruction_ticks(build_and_run(pte, board, tag, etdump=True))
+    plain = build_and_run(pte, board, tag, etdump=False)
+    return (program_macs.layers(pte), {i: t * ipt for i, t in ticks.items()}, exec_ticks(plain) * ipt, plain)
+
+
+def measure(name: str, variant: str) -> dict:
+    from etdeploy import program_macs
     flow, cpu, board = VARIANTS[variant]
     pte = export(name, variant)
-    ipt = 1e9 / config.load_board(board).cycles.hz          # instructions per timer tick under -icount
-    layers = program_macs.layers(pte)
-    prof = build_and_run(pte, board, f"{name}-{variant}", etdump=True)
-    plain = build_and_run(pte, board, f"{name}-{variant}", etdump=False)
-    ticks = per_instruction_ticks(prof)
+    layers, per, instr, plain = profile(pte, board, f"{name}-{variant}")
     kinds: dict = {}
     for l in layers:
         k = kinds.setdefault(l.kind, {"macs": 0, "instructions": 0})
         k["macs"] += l.macs
-        k["instructions"] += ticks.get(l.index, 0) * ipt
+        k["instructions"] += per.get(l.index, 0)
     dw3 = [l for l in layers if l.kind == "depthwise" and l.kernel == (3, 3)]
     ram, flash = memory(plain)
     macs = sum(l.macs for l in layers)
-    instr = exec_ticks(plain) * ipt
     return {"model": name, "variant": variant, "board": board, "macs": macs, "instructions": round(instr),
             "per_mac": instr / macs if macs else None, "kinds": kinds, "ram": ram, "flash": flash,
-            "dw3": {"macs": sum(l.macs for l in dw3), "instructions": sum(ticks.get(l.index, 0) * ipt for l in dw3)},
+            "dw3": {"macs": sum(l.macs for l in dw3), "instructions": sum(per.get(l.index, 0) for l in dw3)},
             "int8_share": program_macs.summary(layers).int8_share}
 
 

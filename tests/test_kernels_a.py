@@ -194,14 +194,7 @@ REQUIRED_OPS = suite.REQUIRED_OPS["test_kernels_a"]
 
 @pytest.mark.build
 def test_cases_cover_the_ops():
-    from etdeploy import kernels
-    seen = set()
-    for name in CASES:
-        seen.update(json.loads((_export(name) / "ops.json").read_text()))
-    missing = REQUIRED_OPS - seen
-    assert not missing, f"no test case exercises {sorted(missing)}"
-    cat = kernels.catalogue()
-    assert not (seen - set(cat)), f"ops without kernels: {sorted(seen - set(cat))}"
+    suite.assert_cover(REQUIRED_OPS, [_export(name) for name in CASES])
 
 
 # ---------------- etmath against numpy ----------------
@@ -370,19 +363,11 @@ MY_FILES = ["kernel_util.c", "etmath.c", "binary.c", "unary.c", "activation.c", 
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_cross_compile_clean(target, tmp_path):
     import shutil
+    from support.crosscc import compile_clean
     cc = TARGETS[target]
     if not shutil.which(cc[0]):
         pytest.skip(f"{cc[0]} not installed")
-    for f in MY_FILES:
-        obj = tmp_path / (f + ".o")
-        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion",
-                            "-fsingle-precision-constant", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
-                            "-c", str(KDIR / f), "-o", str(obj)], capture_output=True, text=True)
-        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
-        if target == "lx106":
-            nm = subprocess.run(["xtensa-lx106-elf-nm", "-u", str(obj)], capture_output=True, text=True).stdout
-            dbl = [s for s in nm.split() if s.startswith("__") and ("df" in s)]
-            assert not dbl, f"{f} needs double helpers {dbl}"
+    compile_clean(target, cc, MY_FILES, tmp_path, nm=target == "lx106")
 
 
 # ---------------- kernels called directly (ops exports never emit, helpers, errors) ----------------

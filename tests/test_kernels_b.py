@@ -8,15 +8,12 @@ Float results: max abs err <= 1e-5 * max(1, max|ref|); quantized programs ("exac
 bit for bit. Also: every kernel file cross-compiles warning-free and needs no double helpers."""
 from __future__ import annotations
 
-import hashlib
-import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from support import suite
+from support import kernelcase, suite
 from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +21,7 @@ CACHE = ROOT / ".cache" / "kernels_b"
 KDIR = ROOT / "firmware" / "kernels"
 
 F, I64, I32 = "float32", "int64", "int32"
-# kinds: n normal, u uniform [-1, 1), i indices in [0, 10), cl normal channels_last (4-d)
+# input kinds: tests/support/kernelcase.py
 
 # name -> (flow, module source (class M), input specs [(shape, dtype, kind)], exact, edge_config)
 CASES: dict[str, tuple] = {
@@ -144,7 +141,7 @@ class M(torch.nn.Module):
         v, i = F.max_pool2d(x, 2, return_indices=True)
         w, j = F.max_pool2d(x, 3, 2, 1, return_indices=True)
         return v, i, w, j
-""", [((1, 3, 8, 10), F, "special")], True, {"eager_reference": True}),
+""", [((1, 3, 8, 10), F, "special_tenths")], True, {"eager_reference": True}),
     "avgpool": ("portable", """
 class M(torch.nn.Module):
     def forward(self, x):
@@ -409,116 +406,10 @@ class M(torch.nn.Module):
 """, [((1, 3, 7, 10), F, "cl")], True, None),
 }
 
-HEADER = "import torch\nimport torch.nn.functional as F\n"
-
-
-def _source(name: str) -> str:
-    return HEADER + CASES[name][1]
-
-
-def _inputs(name: str) -> list[np.ndarray]:
-    specs = CASES[name][2]
-    rng = np.random.default_rng(int(hashlib.sha256(name.encode()).hexdigest()[:8], 16))
-    out = []
-    for shape, dt, kind in specs:
-        if kind in ("n", "cl"):
-            a = rng.standard_normal(shape)
-        elif kind == "w":
-            a = rng.uniform(-4, 4, shape)
-        elif kind == "i":
-            a = rng.integers(0, 10, shape)
-        elif kind == "q":
-            a = rng.integers(-128, 128, shape)
-        elif kind == "special":  # ties (one decimal), NaN, +-inf
-            a = np.round(rng.standard_normal(shape), 1)
-            u = rng.uniform(size=shape)
-            a[u < 0.1] = np.nan
-            a[(u >= 0.1) & (u < 0.15)] = np.inf
-            a[(u >= 0.15) & (u < 0.2)] = -np.inf
-        else:
-            a = rng.uniform(-1, 1, shape)
-        out.append(np.asarray(a).astype(dt))
-    return out
-
-
-def _torch_inputs(name: str, arrays):
-    import torch
-    ts = []
-    for a, (_, _, kind) in zip(arrays, CASES[name][2]):
-        t = torch.from_numpy(np.ascontiguousarray(a))
-        if kind == "cl":
-            t = t.contiguous(memory_format=torch.channels_last)
-        ts.append(t)
-    return tuple(ts)
-
-
-def _key(name: str) -> str:
-    import importlib.metadata as md
-    h = hashlib.sha256(_source(name).encode())
-    flow, _, specs, exact, edge = CASES[name]
-    h.update(json.dumps([flow, specs, exact, edge]).encode())
-    for pkg in ("torch", "executorch"):
-        try:
-            h.update(md.version(pkg).encode())
-        except md.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:16]
-
-
 def _export(name: str) -> Path:
-    """-> dir with m.pte, m.bpte (the inputs + reference outputs), ref.npz, ops.json"""
-    d = CACHE / f"{name}-{_key(name)}"
-    if (d / "ops.json").exists():
-        return d
-    import torch
-    import executorch.kernels.quantized  # noqa: F401  (out variants of quantized_decomposed::)
-    from etdeploy import exporting, oracle
-    flow, _, _, _, edge = CASES[name]
-    ns: dict = {}
-    exec(compile(_source(name), f"<kernels_b:{name}>", "exec"), ns)
-    torch.manual_seed(0)
-    module = ns["M"]().eval()
-    arrays = _inputs(name)
-    ex = _torch_inputs(name, arrays)
-    if any(k == "cl" for _, _, k in CASES[name][2]):
-        module = module.to(memory_format=torch.channels_last)
-    gen = torch.Generator().manual_seed(1)
-    calib = [ex] + [exporting.random_like(ex, gen) for _ in range(4)]
-    # test-only options ride in the edge dict; what is left goes to the export as EdgeCompileConfig fields
-    edge = dict(edge or {})
-    k = edge.pop("calib_scale", None)  # calibrated on smaller inputs: the case's own inputs then saturate
-    if k is not None:
-        calib = [tuple(t * k for t in c) for c in calib]
-    eager = edge.pop("eager_reference", False)
-    if "preserve_ops" in edge:
-        ops = []
-        for o in edge["preserve_ops"]:
-            f = torch.ops
-            for part in o.split("."):
-                f = getattr(f, part)
-            ops.append(f)
-        edge["preserve_ops"] = ops
-    edge = edge or None
-    d.mkdir(parents=True, exist_ok=True)
-    res = exporting.export_model(module, ex, d, "m", flow=flow, case_inputs=[ex], calibration=calib,
-                                 edge_config=edge)
-    feed = [np.ascontiguousarray(t.numpy()) for t in ex]
-    if flow == "cortex_m":
-        ref = oracle.run_cortex_m_reference(res.pte, feed)
-    elif eager:
-        ref = [np.asarray(a) for a in oracle.bundled_cases(res.bpte)["forward"][0][1]]
-        (d / "ref_is_eager.txt").write_text("eager_reference")
-    else:
-        try:
-            ref = oracle.run_reference(res.pte, feed)
-        except Exception as e:  # the portable kernels refuse some layouts (channels_last conv): eager model
-            if flow != "portable":
-                raise
-            (d / "ref_is_eager.txt").write_text(str(e))
-            ref = [np.asarray(a) for a in oracle.bundled_cases(res.bpte)["forward"][0][1]]
-    np.savez(d / "ref.npz", *[np.asarray(r) for r in ref])
-    (d / "ops.json").write_text(json.dumps(res.operators["forward"]))
-    return d
+    """-> dir with m.pte, m.bpte (the inputs + reference outputs), ref.npz, ops.json; calibrated on the
+    case's inputs and 4 random ones"""
+    return kernelcase.export_case(CACHE, name, CASES[name], calib_random=4)
 
 
 def _compare(ours, ref, what, exact):
@@ -530,8 +421,7 @@ def _compare(ours, ref, what, exact):
 def test_kernel_case(name):
     from support.hostrun import run_host
     d = _export(name)
-    z = np.load(d / "ref.npz")
-    ref = [z[f"arr_{i}"] for i in range(len(z.files))]
+    ref = kernelcase.reference(d)
     ours = run_host(d / "m.bpte")
     worst = _compare(ours, ref, name, CASES[name][3])
     print(f"{name}: max relative err {worst:.3g}")
@@ -542,14 +432,7 @@ REQUIRED_OPS = suite.REQUIRED_OPS["test_kernels_b"]
 
 @pytest.mark.build
 def test_cases_cover_the_ops():
-    from etdeploy import kernels
-    seen = set()
-    for name in CASES:
-        seen.update(json.loads((_export(name) / "ops.json").read_text()))
-    missing = REQUIRED_OPS - seen
-    assert not missing, f"no test case exercises {sorted(missing)}"
-    cat = kernels.catalogue()
-    assert not (seen - set(cat)), f"ops without kernels: {sorted(seen - set(cat))}"
+    suite.assert_cover(REQUIRED_OPS, [_export(name) for name in CASES])
 
 
 TARGETS = {
@@ -567,22 +450,12 @@ MY_FILES = ["linalg.c", "conv.c", "pool.c", "norm.c", "embedding.c", "quant.c",
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_cross_compile_clean(target, tmp_path):
     import shutil
+    from support.crosscc import compile_clean
     cc = TARGETS[target]
     if not shutil.which(cc[0]):
         pytest.skip(f"{cc[0]} not installed")
-    for f in MY_FILES:
-        obj = tmp_path / (f.replace("/", "_") + ".o")
-        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion",
-                            "-fsingle-precision-constant", f"-I{KDIR}", f"-I{ROOT / 'firmware' / 'runtime'}",
-                            "-c", str(KDIR / f), "-o", str(obj)], capture_output=True, text=True)
-        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
-        nm = cc[0].replace("gcc", "nm")
-        if shutil.which(nm):
-            und = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True).stdout.split()
-            dbl = [s for s in und if s.startswith("__") and "df" in s]
-            assert not dbl, f"{target} {f} needs double helpers {dbl}"
-            libm = [s for s in und if s in ("expf", "sqrtf", "logf", "exp", "sqrt", "floorf", "roundf", "lrintf")]
-            assert not libm, f"{target} {f} calls libm {libm}"
+    libm = ("expf", "sqrtf", "logf", "exp", "sqrt", "floorf", "roundf", "lrintf")
+    compile_clean(target, cc, MY_FILES, tmp_path, libm=lambda s: s in libm)
 
 
 @pytest.mark.emu
@@ -596,5 +469,4 @@ def test_cases_on_corstone300():
     dirs = [_export(n) for n in names]
     per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=1e-4", "atol=1e-4")
     for name, d, ours in zip(names, dirs, per):
-        z = np.load(d / "ref.npz")
-        _compare(ours, [z[f"arr_{i}"] for i in range(len(z.files))], f"corstone300/{name}", CASES[name][3])
+        _compare(ours, kernelcase.reference(d), f"corstone300/{name}", CASES[name][3])

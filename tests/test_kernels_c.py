@@ -9,14 +9,12 @@ out-of-range index fails with a named error instead of reading past the tensor, 
 runs on corstone300 and xtensa-sim under QEMU."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from support import kernelcase
+from support import kernelcase, suite
 from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +150,7 @@ def _run(name):
     from support.hostrun import run_host
     case = CASES[name]
     d = kernelcase.export_case(CACHE, name, case)
-    return d, run_host(d / "m.pte", inputs=kernelcase.inputs(name, case))
+    return d, run_host(d / "m.pte", inputs=kernelcase.inputs(name, case[2]))
 
 
 def _scalars_as_0d(ours, ref):
@@ -196,7 +194,7 @@ def test_kernel_case(name):
     d, ours = _run(name)
     ref = kernelcase.reference(d)
     ours = _scalars_as_0d(ours, ref)
-    ours, ref = _check_topk_ties(name, ours, ref, kernelcase.inputs(name, CASES[name]))
+    ours, ref = _check_topk_ties(name, ours, ref, kernelcase.inputs(name, CASES[name][2]))
     if CASES[name][3]:
         _exact(ours, ref, name)
     else:
@@ -214,7 +212,7 @@ def test_index_out_of_range(which, bad):
     from support.hostrun import run_host
     name = "index_inputs"
     d = kernelcase.export_case(CACHE, name, CASES[name])
-    x, j, g = kernelcase.inputs(name, CASES[name])
+    x, j, g = kernelcase.inputs(name, CASES[name][2])
     _exact(run_host(d / "m.pte", inputs=[x, j, g]), kernelcase.reference(d), "valid indices")
     if which == "index":
         j = j.copy(); j[1, 2] = bad
@@ -239,14 +237,7 @@ REQUIRED_OPS = {
 
 @pytest.mark.build
 def test_cases_cover_the_ops():
-    from etdeploy import kernels
-    seen = set()
-    for name in CASES:
-        seen.update(kernelcase.operators(kernelcase.export_case(CACHE, name, CASES[name])))
-    missing = REQUIRED_OPS - seen
-    assert not missing, f"no test case exercises {sorted(missing)}"
-    cat = kernels.catalogue()
-    assert not (seen - set(cat)), f"ops without kernels: {sorted(seen - set(cat))}"
+    suite.assert_cover(REQUIRED_OPS, [kernelcase.export_case(CACHE, name, CASES[name]) for name in CASES])
 
 
 # every CPU a board builds for (boards/*.toml), with the flags that make float promotion an error
@@ -266,33 +257,11 @@ MY_FILES = ["argreduce.c", "index.c", "reorder.c", "scan.c", "assign.c"]
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_cross_compile_clean(target, tmp_path):
     from conftest import need_tool
+    from support.crosscc import compile_clean
     cc = TARGETS[target]
     need_tool(cc[0])
-    for f in MY_FILES:
-        obj = tmp_path / (f + ".o")
-        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion", "-Wconversion",
-                            "-Wno-sign-conversion", "-fsingle-precision-constant", f"-I{KDIR}",
-                            f"-I{ROOT / 'firmware' / 'runtime'}", "-c", str(KDIR / f), "-o", str(obj)],
-                           capture_output=True, text=True)
-        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
-        nm = cc[0].replace("gcc", "nm")
-        if shutil.which(nm):
-            und = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True).stdout.split()
-            dbl = [s for s in und if s.startswith("__") and "df" in s]
-            assert not dbl, f"{target} {f} needs double helpers {dbl}"
-            libm = [s for s in und if s.rstrip("f") in ("exp", "sqrt", "log", "floor", "ceil", "round", "lrint")]
-            assert not libm, f"{target} {f} calls libm {libm}"
-
-
-def _require_board(name):
-    from conftest import need_tool
-    from etdeploy import config
-    b = config.load_board(name)
-    tc = config.board_toolchain(b, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    if b.emulator and b.emulator.binary:
-        need_tool(b.emulator.binary, b.emulator.package)
+    libm = ("exp", "sqrt", "log", "floor", "ceil", "round", "lrint")
+    compile_clean(target, cc, MY_FILES, tmp_path, conversion=True, libm=lambda s: s.rstrip("f") in libm)
 
 
 @pytest.mark.emu
@@ -302,7 +271,7 @@ def test_cases_on_boards(board):
     each program's bundled case, against the same references as on the host. These kernels have no
     CPU-specific code: one 32-bit Arm and the Xtensa keep the suite cheap (about a minute each)."""
     from support.boardrun import outputs_per_program
-    _require_board(board)
+    suite.require_board(board)
     names = sorted(CASES)
     dirs = [kernelcase.export_case(CACHE, n, CASES[n]) for n in names]
     # topk's ties may differ from eager torch's expected outputs: the comparison on the board is
@@ -311,7 +280,7 @@ def test_cases_on_boards(board):
     for name, d, ours in zip(names, dirs, per):
         ref = kernelcase.reference(d)
         ours = _scalars_as_0d(ours, ref)
-        ours, ref = _check_topk_ties(name, ours, ref, kernelcase.inputs(name, CASES[name]))
+        ours, ref = _check_topk_ties(name, ours, ref, kernelcase.inputs(name, CASES[name][2]))
         if CASES[name][3]:
             _exact(ours, ref, f"{board}/{name}")
         else:

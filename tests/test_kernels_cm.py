@@ -9,19 +9,16 @@ many channels and short rows (K < 16), odd spatial sizes. Run on the host build 
 and in one image on corstone300 under QEMU (Cortex-M55: the Helium paths)."""
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata as md
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from support import kernelcase
 from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "kernels_cm"
-HEADER = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n"
 
 # name -> (module source (class M), input shapes (NCHW, given channels_last))
 CASES: dict[str, tuple[str, list[tuple]]] = {
@@ -93,45 +90,16 @@ class M(nn.Module):
 }
 
 
-def _source(name: str) -> str:
-    return HEADER + CASES[name][0]
-
-
-def _key(name: str) -> str:
-    h = hashlib.sha256(_source(name).encode() + json.dumps(CASES[name][1]).encode())
-    for pkg in ("torch", "executorch"):
-        h.update(md.version(pkg).encode())
-    return h.hexdigest()[:16]
-
-
 def _export(name: str) -> Path:
-    """-> dir with m.pte, m.bpte (inputs + expected outputs) and ref.npz (the reference ops' outputs)"""
-    d = CACHE / f"{name}-{_key(name)}"
-    if (d / "ref.npz").exists():
-        return d
-    import torch
-    from etdeploy import exporting, oracle
-    ns: dict = {}
-    exec(compile(_source(name), f"<kernels_cm:{name}>", "exec"), ns)
-    torch.manual_seed(0)
-    module = ns["M"]().eval().to(memory_format=torch.channels_last)
-    rng = np.random.default_rng(int(hashlib.sha256(name.encode()).hexdigest()[:8], 16))
-    arrays = [rng.standard_normal(s).astype(np.float32) for s in CASES[name][1]]
-    ex = tuple(torch.from_numpy(a).contiguous(memory_format=torch.channels_last) for a in arrays)
-    gen = torch.Generator().manual_seed(1)
-    calib = [ex] + [exporting.random_like(ex, gen) for _ in range(4)]
-    d.mkdir(parents=True, exist_ok=True)
-    res = exporting.export_model(module, ex, d, "m", flow="cortex_m", case_inputs=[ex], calibration=calib)
-    ops = res.operators["forward"]
-    ref = oracle.run_cortex_m_reference(res.pte, [np.ascontiguousarray(t.numpy()) for t in ex])
-    (d / "ops.json").write_text(json.dumps(ops))
-    np.savez(d / "ref.npz", *[np.asarray(r) for r in ref])
-    return d
+    """-> dir with m.pte, m.bpte (inputs + expected outputs), ref.npz (the reference ops' outputs) and
+    ops.json; normal channels_last inputs, calibrated on them and 4 random ones"""
+    src, shapes = CASES[name]
+    case = ("cortex_m", "from torch import nn\n" + src, [(list(s), "float32", "cl") for s in shapes], True, None)
+    return kernelcase.export_case(CACHE, name, case, calib_random=4)
 
 
 def _ref(d: Path) -> list[np.ndarray]:
-    z = np.load(d / "ref.npz")
-    return [z[f"arr_{i}"] for i in range(len(z.files))]
+    return kernelcase.reference(d)
 
 
 EXPECTED_OPS = {
@@ -150,7 +118,7 @@ def test_case_on_host(name):
     exercises the int8 operators it is there for."""
     from support.hostrun import run_host
     d = _export(name)
-    ops = set(json.loads((d / "ops.json").read_text()))
+    ops = set(kernelcase.operators(d))
     assert EXPECTED_OPS[name] <= ops, f"{name}: the export has {sorted(ops)}"
     assert_close(run_host(d / "m.bpte"), _ref(d), f"host/{name}", exact=True)
 
@@ -158,14 +126,9 @@ def test_case_on_host(name):
 @pytest.mark.emu
 def test_cases_on_corstone300():
     """Every case in one image on the Cortex-M55 (QEMU mps3-an547, Helium paths), bit for bit."""
-    from conftest import need_tool
-    from etdeploy import config
     from support.boardrun import outputs_per_program
-    b = config.load_board("corstone300")
-    tc = config.board_toolchain(b, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    need_tool(b.emulator.binary, b.emulator.package)
+    from support.suite import require_board
+    require_board("corstone300")
     names = sorted(CASES)
     dirs = [_export(n) for n in names]
     per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=0", "atol=0")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import opcases
+from support import kernelcase, suite
 from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,7 +132,7 @@ class M(torch.nn.Module):
         return (p & q, p | q, p ^ q, ~p, i & j, i | j, i ^ j, ~i, i & 12, i | 3, i ^ -1, p & True, p ^ True,
                 k & 5, ~k, j[0] | i, k ^ 7, ~u, u ^ 200, u | 129, ~c, c & -3,
                 c ^ k[:1].to(torch.int8), p & i, k | p[0, :4])
-""", [((3, 5), B, "b"), ((3, 5), B, "b"), ((3, 5), I64, "s"), ((3, 5), I64, "s"), ((4,), I32, "s"),
+""", [((3, 5), B, "b50"), ((3, 5), B, "b50"), ((3, 5), I64, "s"), ((3, 5), I64, "s"), ((4,), I32, "s"),
       ((6,), U8, "i"), ((4,), "int8", "s")]),
     # masks broadcasting to self, float / int / bool self, where with scalar self / other
     "masked_where": ("""
@@ -142,7 +142,7 @@ class M(torch.nn.Module):
                 m.masked_fill(r, True), torch.where(m, x, 0.0), torch.where(m, 2.5, x), torch.where(r, x, x * 2),
                 torch.where(m, i, -3), torch.where(x > 0, x, torch.zeros_like(x)), u.masked_fill(r[0], 255),
                 torch.where(r, u, 7), torch.where(m[0], 1, 0), torch.where(x < 0, -x, x.to(torch.int32)))
-""", [((3, 5), F, "n"), ((3, 5), B, "b"), ((1, 5), B, "b"), ((3, 5), I64, "s"), ((5,), U8, "i")]),
+""", [((3, 5), F, "n"), ((3, 5), B, "b50"), ((1, 5), B, "b50"), ((3, 5), I64, "s"), ((5,), U8, "i")]),
     # the default export decomposes glu, pixel_(un)shuffle and masked_fill (cases above); a program
     # that keeps them (preserve_ops) calls the kernels themselves
     # (var_mean is not core ATen: it reaches a program only when the export keeps it, as here)
@@ -155,7 +155,7 @@ class M(torch.nn.Module):
         return (F.glu(x), F.glu(x, dim=-2), F.pixel_shuffle(y, 2), F.pixel_unshuffle(y, 2),
                 F.pixel_shuffle(y.to(torch.int64), 2), x.masked_fill(m, -2.5), i.masked_fill(m[0], 9),
                 m.masked_fill(m[:, :1], False), v, mu, v2, mu2, v3, mu3)
-""", [((4, 6), F, "n"), ((4, 6), B, "b"), ((2, 4, 6), I64, "s"), ((1, 4, 4, 6), F, "n"), ((3, 4, 5), F, "n")],
+""", [((4, 6), F, "n"), ((4, 6), B, "b50"), ((2, 4, 6), I64, "s"), ((1, 4, 4, 6), F, "n"), ((3, 4, 5), F, "n")],
         {"preserve_ops": ["aten.glu.default", "aten.pixel_shuffle.default", "aten.pixel_unshuffle.default",
                           "aten.masked_fill.Scalar"],
          "_core_aten_ops_exception_list": ["aten.var_mean.correction"]}),
@@ -179,7 +179,7 @@ def _dir(name: str) -> Path:
     src, specs, *rest = CASES[name]
     edge = rest[0] if rest else None
     flow = rest[1] if len(rest) > 1 else "portable"
-    return opcases.case_dir(CACHE, name, src, specs, flow=flow, edge=edge)
+    return kernelcase.case_dir(CACHE, name, src, specs, flow=flow, edge=edge)
 
 
 @pytest.mark.build
@@ -187,7 +187,7 @@ def _dir(name: str) -> Path:
 def test_kernel_case(name):
     from support.hostrun import run_host
     d = _dir(name)
-    _check(run_host(d / "m.bpte"), opcases.reference(d), name)
+    _check(run_host(d / "m.bpte"), kernelcase.reference(d), name)
 
 
 def _check(ours, ref, name):
@@ -222,14 +222,7 @@ REQUIRED_OPS = {
 
 @pytest.mark.build
 def test_cases_cover_the_ops():
-    from etdeploy import kernels
-    seen = set()
-    for name in CASES:
-        seen.update(opcases.operators(_dir(name)))
-    missing = REQUIRED_OPS - seen
-    assert not missing, f"no test case exercises {sorted(missing)}"
-    cat = kernels.catalogue()
-    assert not (seen - set(cat)), f"ops without kernels: {sorted(seen - set(cat))}"
+    suite.assert_cover(REQUIRED_OPS, [_dir(name) for name in CASES])
 
 
 TARGETS = {
@@ -248,23 +241,10 @@ LIBM = {"expf", "sqrtf", "logf", "exp", "sqrt", "floorf", "roundf", "lrintf", "e
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_cross_compile_clean(target, tmp_path):
     from conftest import need_tool
+    from support.crosscc import compile_clean
     cc = TARGETS[target]
     need_tool(cc[0])
-    for f in MY_FILES:
-        obj = tmp_path / (f + ".o")
-        p = subprocess.run([*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion", "-Wconversion",
-                            "-Wno-sign-conversion", "-fsingle-precision-constant", f"-I{KDIR}",
-                            f"-I{ROOT / 'firmware' / 'runtime'}", "-c", str(KDIR / f), "-o", str(obj)],
-                           capture_output=True, text=True)
-        assert p.returncode == 0, f"{target} {f}:\n{p.stderr}"
-        assert not p.stderr.strip(), f"{target} {f} warns:\n{p.stderr}"
-        nm = cc[0].replace("gcc", "nm") if cc[0] != "gcc" else "nm"
-        if shutil.which(nm):
-            und = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True).stdout.split()
-            dbl = [s for s in und if s.startswith("__") and "df" in s]
-            assert not dbl, f"{target} {f} needs double helpers {dbl}"
-            libm = sorted(set(und) & LIBM)
-            assert not libm, f"{target} {f} calls libm {libm}"
+    compile_clean(target, cc, MY_FILES, tmp_path, conversion=True, warn_free=True, libm=LIBM.__contains__)
 
 
 # kernels called directly with bad arguments: name -> (status, err_detail); 0 ok, 3 out of memory,
@@ -313,16 +293,10 @@ def test_bad_arguments(tmp_path):
 def test_cases_on_corstone300():
     """All cases in one image on the Cortex-M55 (QEMU mps3-an547): the cross-compiled kernels'
     outputs against the same references as on the host."""
-    from conftest import need_tool
-    from etdeploy import config
     from support.boardrun import outputs_per_program
-    board = config.load_board("corstone300")
-    tc = config.board_toolchain(board, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    need_tool(board.emulator.binary, board.emulator.package)
+    suite.require_board("corstone300")
     names = sorted(CASES)
     dirs = [_dir(n) for n in names]
     per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=1e-4", "atol=1e-4")
     for name, d, ours in zip(names, dirs, per):
-        _check(ours, opcases.reference(d), f"corstone300/{name}")
+        _check(ours, kernelcase.reference(d), f"corstone300/{name}")

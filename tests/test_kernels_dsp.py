@@ -8,9 +8,6 @@ and cached under .cache/kernels_dsp by its source and the package versions; all 
 mps2-an386 image."""
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata as md
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,6 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import need_tool
+from support import kernelcase
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "kernels_dsp"
@@ -104,60 +102,30 @@ class M(torch.nn.Module):
 }
 
 
-def _key(name: str) -> str:
-    src, shape = CASES[name]
-    h = hashlib.sha256(src.encode() + json.dumps(shape).encode())
-    for pkg in ("torch", "executorch"):
-        h.update(md.version(pkg).encode())
-    return h.hexdigest()[:16]
-
-
 def _export(name: str) -> Path:
-    """-> dir with m.pte, m.bpte (one case: the inputs) and ref.npz (the reference outputs)"""
-    d = CACHE / f"{name}-{_key(name)}"
-    if (d / "ref.npz").exists():
-        return d
-    import torch
-    from etdeploy import exporting, oracle
+    """-> dir with m.pte, m.bpte (one case: the inputs), ref.npz (the reference outputs), ops.json;
+    normal inputs (channels_last when 4-d), calibrated on them and 4 random ones"""
     src, shape = CASES[name]
-    ns: dict = {}
-    exec(compile("import torch\nimport torch.nn.functional as F\n" + src, f"<kernels_dsp:{name}>", "exec"), ns)
-    torch.manual_seed(0)
-    module = ns["M"]().eval()
-    gen = torch.Generator().manual_seed(1)
     cl = len(shape) == 4
-
-    def inp():
-        t = torch.randn(shape, generator=gen)
-        return (t.contiguous(memory_format=torch.channels_last) if cl else t,)
-    if cl:
-        module = module.to(memory_format=torch.channels_last)
-    ex = inp()
-    calib = [ex] + [inp() for _ in range(4)]
-    d.mkdir(parents=True, exist_ok=True)
-    res = exporting.export_model(module, ex, d, "m", flow="cortex_m", case_inputs=[ex], calibration=calib)
-    ref = oracle.run_cortex_m_reference(res.pte, [np.ascontiguousarray(t.numpy()) for t in ex])
-    ops = set(res.operators["forward"])
+    d = kernelcase.export_case(CACHE, name, ("cortex_m", src, [(list(shape), "float32", "cl" if cl else "n")], True, None),
+                               calib_random=4)
+    ops = set(kernelcase.operators(d))
     want = "cortex_m::quantized_linear.out" if not cl else "cortex_m::quantized_"
     assert any(o.startswith(want) for o in ops), f"{name}: no {want}* in {sorted(ops)}"
-    np.savez(d / "ref.npz", *[np.asarray(r) for r in ref])
     return d
 
 
 @pytest.mark.emu
 def test_cases_on_mps2_an386():
     """Every case in one Cortex-M4 image (QEMU mps2-an386): the SMLAD paths, bit for bit."""
-    from etdeploy import config
     from support.boardrun import outputs_per_program
-    b = config.load_board("mps2-an386")
-    need_tool(config.board_toolchain(b, require=False).compiler(), "gcc-arm-none-eabi")
-    need_tool(b.emulator.binary, b.emulator.package)
+    from support.suite import require_board
+    require_board("mps2-an386")
     names = sorted(CASES)
     dirs = [_export(n) for n in names]
     per = outputs_per_program("mps2-an386", [d / "m.bpte" for d in dirs])
     for name, d, ours in zip(names, dirs, per):
-        z = np.load(d / "ref.npz")
-        ref = [z[f"arr_{i}"] for i in range(len(z.files))]
+        ref = kernelcase.reference(d)
         assert len(ours) == len(ref), f"{name}: {len(ours)} outputs, reference has {len(ref)}"
         for k, (o, r) in enumerate(zip(ours, ref)):
             # dequantized int8: equal floats are equal int8 codes

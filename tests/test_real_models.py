@@ -13,8 +13,6 @@ Exports are cached by content under .cache/realmodels (sources of the models, th
 the package versions): a clean clone exports each once (about 20 s each)."""
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata as md
 import inspect
 import json
 from pathlib import Path
@@ -22,19 +20,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import need_tool, on_ci
-from etdeploy import config
+from conftest import on_ci
 from etdeploy.pte import read_program
 from support.boardrun import build_and_run
 from support.compare import assert_close
+from support.suite import require_board
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "realmodels"
 FLOAT = ["ds_cnn", "resnet8", "fc_autoencoder"]
 INT8 = ["ds_cnn", "resnet8", "mobilenet_v1_vww", "fc_autoencoder", "shufflenet_v2_x0_5"]   # the last: torchvision
 CASES = ["channel_shuffle", "ceil_pool"]        # kernel cases (modules below), int8 and float
-SOURCES = ["tests/realmodels/__init__.py", "tests/realmodels/registry.py", "tests/realmodels/tiny.py",
-           "tests/realmodels/vision.py", "tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py",
+SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py",   # with realmodels.source_files()
            "tools/etdeploy/view_layout.py"]
 
 
@@ -76,15 +73,8 @@ def _case_module(name, flow="cortex_m"):
 
 
 def _key() -> str:
-    h = hashlib.sha256(inspect.getsource(_case_module).encode())
-    for s in SOURCES:
-        h.update((ROOT / s).read_bytes())
-    for pkg in ("torch", "executorch", "torchvision"):
-        try:
-            h.update(md.version(pkg).encode())
-        except md.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:16]
+    import realmodels
+    return realmodels.content_key(inspect.getsource(_case_module).encode(), [ROOT / s for s in SOURCES])
 
 
 def export(name: str, flow: str) -> dict:
@@ -110,15 +100,6 @@ def export(name: str, flow: str) -> dict:
                                      "int8_share": res.macs.int8_share, "macs": res.macs.total}))
     doc = json.loads(facts.read_text())
     return {**doc, "bpte": d / "m.bpte", "pte": d / "m.pte"}
-
-
-def require_board(name):
-    b = config.load_board(name)
-    tc = config.board_toolchain(b, require=False)
-    if tc.locate() is None:
-        need_tool(tc.compiler(), tc.package)
-    if b.emulator and b.emulator.binary:
-        need_tool(b.emulator.binary, b.emulator.package)
 
 
 def _run_all(board: str, programs: list[tuple[str, str]]):

@@ -4,7 +4,6 @@ compiled and linked with the exact commands SCons used for it."""
 import dataclasses
 import json
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -14,36 +13,13 @@ from pathlib import Path
 import pytest
 
 from etdeploy import bake, config, errors, session
+from support import custom_main
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "reliability"
 MODELS = ROOT / "tests" / "models"
 BOARD = "mps2-an386"
 ETD = [sys.executable, "-m", "etdeploy.cli.main"]
-
-TEST_MAIN = r"""
-#include "bsp.h"
-#include "et_link.h"
-void bsp_fault_hook(uint32_t pc, uint32_t lr, uint32_t addr, uint32_t status) {
-  et_link_begin(ET_REC_FAULT);
-  et_link_u32(pc); et_link_u32(lr); et_link_u32(addr); et_link_u32(status);
-  et_link_end();
-}
-__attribute__((noinline)) void et_test_crash_here(void) { __asm__ volatile("udf #0"); }
-__attribute__((noinline)) void et_test_spin_here(void) { for (;;) __asm__ volatile(""); }
-int main(void) {
-  bsp_init();
-  et_link_begin(ET_REC_HELLO);
-  et_link_u8(ET_LINK_VERSION); et_link_u8(0); et_link_u16(0); et_link_u32(bsp_cycles_hz());
-  et_link_end();
-#ifdef TEST_CRASH
-  et_test_crash_here();
-#else
-  et_test_spin_here();
-#endif
-  bsp_exit(0);
-}
-"""
 
 
 def scons(*opts, timeout=600):
@@ -60,37 +36,8 @@ def _need_qemu():
 def bad_images():
     """{'crash': elf, 'hang': elf} for mps2-an386."""
     _need_qemu()
-    bdir = CACHE / "images"
-    p = scons(f"board={BOARD}", f"build_dir={bdir}", "verbose=1", "-c")
-    p = scons(f"board={BOARD}", f"build_dir={bdir}", "verbose=1")
-    assert p.returncode == 0, p.stderr[-2000:]
-    cmds = [shlex.split(l) for l in p.stdout.splitlines() if "arm-none-eabi-gcc" in l]
-    cc = next(c for c in cmds if c[-1].endswith("minimal_main.c"))
-    ld = next(c for c in cmds if "-o" in c and c[c.index("-o") + 1].endswith("firmware.elf"))
-    out = {}
-    src = bdir / "test_main.c"
-    src.write_text(TEST_MAIN)
-    for kind in ("crash", "hang"):
-        obj = bdir / f"test_main_{kind}.o"
-        c = [a for a in cc]
-        c[c.index("-o") + 1] = str(obj)
-        c[-1] = str(src)
-        c[1:1] = [f"-I{ROOT / 'firmware' / 'runtime'}"] + (["-DTEST_CRASH"] if kind == "crash" else [])
-        link_obj = bdir / "et_link.o"
-        cl = list(c)
-        cl[cl.index("-o") + 1] = str(link_obj)
-        cl[-1] = str(ROOT / "firmware" / "runtime" / "et_link.c")
-        for argv in (c, cl):
-            r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
-            assert r.returncode == 0, r.stderr
-        elf = bdir / f"{kind}.elf"
-        l = [str(obj) if a.endswith("minimal_main.o") else a for a in ld]
-        l[l.index("-o") + 1] = str(elf)
-        l.insert(l.index("-lc"), str(link_obj))
-        r = subprocess.run(l, cwd=ROOT, capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        out[kind] = elf
-    return out
+    return custom_main.build(BOARD, CACHE / "images", custom_main.CRASH_OR_HANG_MAIN,
+                             {"crash": ["-DTEST_CRASH"], "hang": []})
 
 
 @pytest.mark.emu

@@ -5,10 +5,11 @@
     module, example_inputs = build("ds_cnn", small=True) # reduced width/resolution for the test suite
 
 MLPerf Tiny reference networks written from their published layer tables (tiny.py) and torchvision's
-own classification definitions (vision.py). Every module is a plain NCHW nn.Module in eval mode.
+own classification definitions (vision.py), plus one
+mobilenet_v2-like block stack for the int8 kernel work (tiny.py). Every module is a plain NCHW nn.Module in eval mode.
 """
 from __future__ import annotations
 
-from .registry import MODELS, TORCHVISION, build, describe
+from .registry import MODELS, TORCHVISION, build, content_key, describe, source_files
 
-__all__ = ["MODELS", "TORCHVISION", "build", "describe"]
+__all__ = ["MODELS", "TORCHVISION", "build", "content_key", "describe", "source_files"]

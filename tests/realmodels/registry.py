@@ -3,6 +3,7 @@ suite exports (small=True: narrower and/or lower resolution, same layer structur
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from . import tiny, vision
@@ -14,7 +15,7 @@ class Entry:
     shape: tuple                        # full-size input shape
     small_shape: tuple                  # reduced input shape
     about: str
-    source: str                         # "mlperf-tiny" or "torchvision"
+    source: str                         # "mlperf-tiny", "synthetic" or "torchvision"
 
 
 MODELS: dict[str, Entry] = {
@@ -27,6 +28,8 @@ MODELS: dict[str, Entry] = {
                             "mlperf-tiny"),
     "mobilenet_v1_vww": Entry(lambda s: tiny.MobileNetV1(alpha=0.25, blocks=6 if s else 13), (1, 3, 96, 96),
                               (1, 3, 32, 32), "MLPerf Tiny VWW MobileNetV1 alpha 0.25 (96x96)", "mlperf-tiny"),
+    "mbv2_blocks": Entry(lambda s: tiny.MobileNetV2Blocks(width=0.5 if s else 1.0), (1, 3, 48, 48), (1, 3, 24, 24),
+                         "mobilenet_v2-like inverted-residual stack (48x48, 6 blocks, 10 classes)", "synthetic"),
     # two classes, as the person-detection use of 0.35/96 (1000 classes would add a 1.3 M-weight classifier)
     "mobilenet_v2_035": Entry(lambda s: vision.build("mobilenet_v2", width_mult=0.35, num_classes=2),
                               (1, 3, 96, 96), (1, 3, 32, 32), "torchvision mobilenet_v2 width 0.35, 2 classes",
@@ -76,9 +79,30 @@ def build(name: str, small: bool = False, seed: int = 0):
     torch.manual_seed(seed)
     module = e.make(small).eval()
     gen = torch.Generator().manual_seed(seed)
-    _randomize(module, gen, weights=e.source == "mlperf-tiny")
+    _randomize(module, gen, weights=e.source != "torchvision")
     shape = e.small_shape if small else e.shape
     return module, (torch.randn(shape, generator=gen),)
+
+
+def source_files() -> list[Path]:
+    """The package's own sources (what its models are made of), for export cache keys."""
+    return sorted(Path(__file__).parent.glob("*.py"))
+
+
+def content_key(prefix: bytes, extra_files=()) -> str:
+    """Export cache key: prefix, the package's sources, extra files (the export code) and the torch,
+    executorch and torchvision versions; 16 hex digits."""
+    import hashlib
+    import importlib.metadata as md
+    h = hashlib.sha256(prefix)
+    for f in [*source_files(), *extra_files]:
+        h.update(Path(f).read_bytes())
+    for pkg in ("torch", "executorch", "torchvision"):
+        try:
+            h.update(md.version(pkg).encode())
+        except md.PackageNotFoundError:
+            pass
+    return h.hexdigest()[:16]
 
 
 def describe(name: str) -> str:

@@ -104,3 +104,39 @@ class MobileNetV1(nn.Module):
 
     def forward(self, x):
         return self.fc(torch.flatten(self.pool(self.features(x)), 1))
+
+
+class _InvertedResidual(nn.Module):
+    """mobilenet_v2's block: expand 1x1 (t x), depthwise 3x3, project 1x1 (no ReLU), residual add when
+    the shape is kept."""
+
+    def __init__(self, cin, cout, stride, t=6):
+        super().__init__()
+        h = cin * t
+        self.f = nn.Sequential(_conv_bn_relu(cin, h, 1), _conv_bn_relu(h, h, 3, stride, groups=h),
+                               nn.Conv2d(h, cout, 1, bias=False), nn.BatchNorm2d(cout))
+        self.res = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.f(x)
+        return x + y if self.res else y
+
+
+# (in, out, stride, expansion) of the inverted-residual stack of MobileNetV2Blocks
+MOBILENET_V2_BLOCKS = [(16, 16, 1, 1), (16, 24, 2, 6), (24, 24, 1, 6), (24, 32, 2, 6), (32, 32, 1, 6), (32, 32, 1, 6)]
+
+
+class MobileNetV2Blocks(nn.Module):
+    """Not an MLPerf Tiny network: a mobilenet_v2-like stack for the int8 kernel work (48x48 RGB):
+    conv 3x3 s2 (16) -> 6 inverted residuals (16 to 192 channels expanded, residual adds) -> avgpool -> FC 10."""
+
+    def __init__(self, width: float = 1.0, classes: int = 10):
+        super().__init__()
+        c = [(_ch(i, width), _ch(o, width), s, t) for i, o, s, t in MOBILENET_V2_BLOCKS]
+        self.stem = _conv_bn_relu(3, c[0][0], 3, 2)
+        self.blocks = nn.Sequential(*(_InvertedResidual(i, o, s, t) for i, o, s, t in c))
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(c[-1][1], classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(self.blocks(self.stem(x))), 1))

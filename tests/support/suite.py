@@ -41,6 +41,19 @@ def require_board(name: str) -> None:
         need_tool(b.emulator.binary, b.emulator.package)
 
 
+def assert_cover(required: set[str], case_dirs) -> None:
+    """The exported cases (dirs with ops.json) exercise every required operator, and every operator
+    they use has a kernel in our catalogue."""
+    from etdeploy import kernels
+    seen: set[str] = set()
+    for d in case_dirs:
+        seen.update(json.loads((Path(d) / "ops.json").read_text()))
+    missing = required - seen
+    assert not missing, f"no test case exercises {sorted(missing)}"
+    extra = seen - set(kernels.catalogue())
+    assert not extra, f"ops without kernels: {sorted(extra)}"
+
+
 # Operators each kernel test file's cases must exercise (test_cases_cover_the_ops in each).
 REQUIRED_OPS = {
     "test_kernels_a": {
