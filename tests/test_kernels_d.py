@@ -159,6 +159,20 @@ class M(torch.nn.Module):
         {"preserve_ops": ["aten.glu.default", "aten.pixel_shuffle.default", "aten.pixel_unshuffle.default",
                           "aten.masked_fill.Scalar"],
          "_core_aten_ops_exception_list": ["aten.var_mean.correction"]}),
+    # transposed convolutions (decoders, UNets; found by a torchvision/real-network sweep): stride,
+    # padding, output padding, groups, dilation, no bias, 1-d
+    "conv_transposed": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a = torch.nn.ConvTranspose2d(4, 6, 2, 2)
+        self.b = torch.nn.ConvTranspose2d(4, 6, 3, 2, padding=1, output_padding=1, groups=2, bias=False)
+        self.c = torch.nn.ConvTranspose2d(4, 2, (3, 2), (1, 2), padding=(2, 0), dilation=(2, 1))
+        self.d = torch.nn.ConvTranspose1d(4, 3, 4, 3, padding=1)
+    def forward(self, x):
+        return self.a(x), self.b(x), self.c(x), self.d(x[:, :, 0])
+""", [((2, 4, 5, 6), F, "n")]),
     # where PyTorch and executorch 1.5.1's portable kernels disagree or the latter have no kernel, the
     # reference is eager torch: a scale factor that leaves a dim's size unchanged maps that dim's
     # indices to themselves in PyTorch (the portable kernels apply 1/scale there); baddbmm (kept)

@@ -8,6 +8,7 @@ Also the two patterns real networks broke on, as small kernel cases:
   aliases the first view with the wrong layout unless export copies its base to contiguous first.
 - a ceil-mode max pool between int8 convolutions (GoogLeNet): the quantized reference cannot run it
   on int8, so export keeps it in float and says so.
+- nn.MultiheadAttention: a Cortex-M pass fails on its int8 bmm; export keeps bmm in float.
 
 Exports are cached by content under .cache/realmodels (sources of the models, the export code and
 the package versions): a clean clone exports each once (about 20 s each)."""
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "realmodels"
 FLOAT = ["ds_cnn", "resnet8", "fc_autoencoder"]
 INT8 = ["ds_cnn", "resnet8", "mobilenet_v1_vww", "fc_autoencoder", "shufflenet_v2_x0_5"]   # the last: torchvision
-CASES = ["channel_shuffle", "ceil_pool"]        # kernel cases (modules below), int8 and float
+CASES = ["channel_shuffle", "ceil_pool", "attention"]   # kernel cases (modules below), int8 and float
 SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py",   # with realmodels.source_files()
            "tools/etdeploy/view_layout.py"]
 
@@ -66,7 +67,21 @@ def _case_module(name, flow="cortex_m"):
         def forward(self, x):
             return self.b(self.pool(torch.relu(self.a(x))))
 
+    class Attention(nn.Module):
+        """nn.MultiheadAttention over a conv's pixels: a Cortex-M pass fails on its int8 bmm (an int32
+        operand), so export keeps bmm in float."""
+
+        def __init__(self, c=8):
+            super().__init__()
+            self.a, self.att = nn.Conv2d(3, c, 3, 2, 1), nn.MultiheadAttention(c, 2, batch_first=True)
+
+        def forward(self, x):
+            t = torch.relu(self.a(x)).flatten(2).transpose(1, 2)
+            return self.att(t, t, t)[0]
+
     torch.manual_seed(0)
+    if name == "attention":
+        return Attention().eval(), (torch.randn(1, 3, 8, 8),)
     if name == "channel_shuffle":
         return ChannelShuffle(convs=flow == "cortex_m").eval(), (torch.randn(1, 8, 5, 5),)
     return CeilPool().eval(), (torch.randn(1, 3, 16, 16),)   # 16x16: torch refuses int8 max pool over > 127 pixels
@@ -143,6 +158,13 @@ def test_operator_the_quantizer_cannot_run_stays_float():
     assert "aten::max_pool2d_with_indices.out" in e["operators"]
     assert "cortex_m::quantized_conv2d.out" in e["operators"]
     assert 0.9 < e["int8_share"] <= 1.0
+
+
+def test_operator_a_cortex_m_pass_cannot_lower_stays_float():
+    e = export("attention", "cortex_m")
+    assert list(e["kept_float"]) == ["bmm"], e["kept_float"]
+    assert "aten::bmm.out" in e["operators"]
+    assert "cortex_m::quantized_linear.out" in e["operators"]
 
 
 @pytest.mark.parametrize("name,flow", FLOAT_PROGRAMS + INT8_PROGRAMS, ids=lambda v: str(v))

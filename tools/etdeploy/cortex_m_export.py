@@ -96,3 +96,20 @@ def failing_operator(graph_module, inputs: tuple):
     except Exception as e:
         return Watch.failed or ("?", (str(e).strip().splitlines() or [type(e).__name__])[0]), None
     return None, out
+
+
+def failing_pass_operator(exc: BaseException):
+    """(operator base name, first line of the error) when a Cortex-M pass failed while running one
+    node (torch.fx names it: 'While executing %x : ... call_function[target=...aten.bmm.default]'),
+    e.g. nn.MultiheadAttention's int8 bmm fed an int32 operand; else None."""
+    import re
+    seen = 0
+    while exc is not None and seen < 8:
+        text = str(exc)
+        m = re.search(r"While executing %\S+ : .*?call_function\[target=([\w.:]+)\]", text)
+        if m:
+            parts = m.group(1).split(".")
+            base = parts[-2] if len(parts) >= 2 and parts[-1] in ("default", "Tensor", "Scalar", "out") else parts[-1]
+            return _EDGE_TO_ANNOTATED.get(base, base), (text.strip().splitlines() or [type(exc).__name__])[0]
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None

@@ -182,8 +182,14 @@ def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55", keep_
     config = cortex_m_edge_compile_config()
     edge = to_edge(ep, compile_config=config)
     with _Step("Cortex-M passes"):
-        transformed = CortexMPassManager(edge.exported_program(),
-                                         target_config=CortexMTargetConfig(cpu=CortexM[cpu_key])).transform()
+        try:
+            transformed = CortexMPassManager(edge.exported_program(),
+                                             target_config=CortexMTargetConfig(cpu=CortexM[cpu_key])).transform()
+        except Exception as e:   # a pass failing on one quantized operator: retry with it in float
+            failed = cortex_m_export.failing_pass_operator(e)
+            if failed is None:
+                raise
+            raise _KeepInFloat(*failed) from e
     edge = EdgeProgramManager(transformed, compile_config=config)
     etrecord = ETRecord()
     etrecord.add_exported_program(ep)
