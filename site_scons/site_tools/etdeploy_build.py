@@ -11,13 +11,14 @@ OPTION_HELP = "etdeploy options (scons name=value ...)"
 
 
 def options(opts):
+    from etdeploy.exporting import USER_FLOWS   # light: executorch is imported only when exporting
     opts.Add("board", "board(s) to build, comma-separated (`scons boards` lists them)", "host")
     opts.Add("pte", "program(s) to bake in: comma-separated .pte/.bpte paths (none: the minimal image)", "")
     opts.Add("model", "<file.py>:<name>: export the model for the board (again only when it changes) and build "
              "it; or a fixture name from tests/models", "")
     opts.Add(S.BoolVariable("quantize", "model=: int8 with the board's flow (Ethos-U, Cortex-M or PT2E)", False))
     opts.Add(S.EnumVariable("flow", "model=: override the board's export flow", "",
-                            allowed_values=("", "portable", "pt2e", "cortex_m", "ethos_u")))
+                            allowed_values=("",) + USER_FLOWS))
     opts.Add("calibration", "model=: calibration samples (.npy/.npz) for quantize=1", "")
     opts.Add("model_region", "memory region for the model bytes (default: the first of the board's [placement] "
              "model regions where it fits)", "")

@@ -33,6 +33,7 @@ from etdeploy.errors import EtdeployError
 
 FLOWS = ("portable", "pt2e", "cortex_m", "ethos_u", "xnnpack", "xnnpack_q8")    # xnnpack*: export_xnnpack
 CPU_FLOWS = ("portable", "pt2e", "cortex_m", "xnnpack", "xnnpack_q8")
+USER_FLOWS = ("portable", "pt2e", "cortex_m", "ethos_u", "xnnpack")   # what --flow / flow= take (xnnpack_q8 = xnnpack + quantize)
 ARM_PACKAGES = ("ethos-u-vela==5.1.0", "tosa-tools==2026.5.0", "ml_dtypes==0.5.1")
 ETHOS_U_TARGET = "ethos-u55-128"
 ETHOS_U_DEFAULT = {"target": ETHOS_U_TARGET, "system_config": "Ethos_U55_High_End_Embedded",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from etdeploy.exporting import USER_FLOWS
+
 HELP = "export a PyTorch model (<file.py>:<name>) for a board: .pte, .bpte (test cases) and .etrecord"
 FLOW_HELP = ("override the flow the board's data names: portable (float), pt2e (int8 on portable kernels), "
              "cortex_m (int8 cortex_m:: kernels), ethos_u (Vela, the board's NPU), xnnpack (XNNPACK delegate for "
@@ -19,7 +21,7 @@ def register(sub):
                         "inputs come from example_inputs() in the same file unless --inputs is given")
     p.add_argument("--board", required=True, help="the board whose data picks the flow (`etdeploy boards`)")
     p.add_argument("--quantize", action="store_true", help="int8: the board's quantized flow")
-    p.add_argument("--flow", choices=("portable", "pt2e", "cortex_m", "ethos_u", "xnnpack"), help=FLOW_HELP)
+    p.add_argument("--flow", choices=USER_FLOWS, help=FLOW_HELP)
     p.add_argument("--calibration", metavar="FILE", help="calibration samples: .npy (N x input shape) or .npz "
                    "(one such array per input); default: the test-case inputs")
     p.add_argument("--inputs", metavar="FILE[,FILE]", help="example inputs as .npy/.npz instead of example_inputs()")
