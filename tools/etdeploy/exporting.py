@@ -140,10 +140,33 @@ def _calibrate_quantize(module, example_inputs, quantizer, calibration: Sequence
 def _lower_portable(module, example_inputs, calibration, edge_config=None):
     import torch
     from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
-    ep = torch.export.export(module, example_inputs)
+    ep = _fold_batch_norm(torch.export.export(module, example_inputs), example_inputs)
     config = EdgeCompileConfig(**edge_config) if edge_config else None
     edge = to_edge_transform_and_lower(ep, compile_config=config, generate_etrecord=True)
     return edge, None
+
+
+def _fold_batch_norm(ep, example_inputs):
+    """Conv -> BatchNorm (inference) folded into the conv's weights and bias, as the quantized flows do:
+    without it a float program runs every BatchNorm as its own pass over the tensor (a quarter of
+    DS-CNN's float instructions on the M55). Programs without such a pair are left exactly as exported."""
+    import torch
+
+    def norms(graph):
+        return sum(1 for n in graph.nodes if "batch_norm" in str(n.target))
+    if not norms(ep.graph):
+        return ep
+    try:
+        from torchao.quantization.pt2e.utils import _fuse_conv_bn_
+    except ImportError:     # torchao comes with executorch; without it the program keeps its norms
+        return ep
+    gm = ep.module()
+    before = norms(gm.graph)
+    _fuse_conv_bn_(gm)
+    if norms(gm.graph) == before:
+        return ep
+    _say(f"folded {before - norms(gm.graph)} BatchNorm(s) into their convolutions")
+    return torch.export.export(gm, example_inputs)
 
 
 def _lower_pt2e(module, example_inputs, calibration):
