@@ -91,6 +91,20 @@ class M(torch.nn.Module):
     # (without the pixel_shuffle: its view/permute decomposition on the flow's channels_last tensors
     # makes the program itself compute another function than the module, see SEG_CM)
     "seg_cortex_m": (SEG_CM, [((1, 3, 8, 8), F, "n")], None, "cortex_m"),
+    # quantize after a bilinear blend of dequantized values: z / scale sits on .5 often, so the
+    # reference must blend exactly like the portable kernel (ATen's blend is one ulp off at times)
+    "bilinear_requant_cortex_m": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(4, 4, 1)
+        self.b = torch.nn.Conv2d(4, 4, 1)
+        self.c = torch.nn.Conv2d(4, 4, 1)
+    def forward(self, x):
+        y = self.a(x)
+        return (self.b(F.interpolate(y, scale_factor=2, mode="bilinear", align_corners=False)),
+                self.c(F.interpolate(y, size=(11, 5), mode="bilinear", align_corners=True)))
+""", [((1, 4, 6, 6), F, "n")], None, "cortex_m"),
     "pixel_shuffle": ("""
 class M(torch.nn.Module):
     def forward(self, x, y, z):
