@@ -7,7 +7,7 @@ cortex_m program, z / scale of a blend of dequantized int8 values sits on .5 oft
 whole quanta. The portable kernel (and ours, bit for bit) computes in float32, each step rounded:
   h0 * (w0 * v00 + w1 * v01) + h1 * (w0 * v10 + w1 * v11)
 with taps from src = step * (o + 0.5) - 0.5 (align_corners: step * o), clamped at 0, where step is
-1 / scale (float32) or in / out, and 1 for a dim whose size does not change.
+(float)(1 / scale) (divided in double) or in / out, and 1 for a dim whose size does not change.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _taps(n_in: int, n_out: int, align: bool, scale):
     elif n_in == n_out:
         step = f(1)
     elif scale is not None and scale > 0:
-        step = f(1) / f(scale)
+        step = f(1.0 / scale)   # (float)(1 / scale) with the division in double
     else:
         step = f(n_in) / f(n_out) if n_out > 0 else f(0)
     o = np.arange(n_out, dtype=np.float32)
