@@ -83,11 +83,44 @@ static et_status upsample_prep(et_kctx *ctx, et_value *const *args, uint32_t si,
 /* input-per-output step along one dim: 1/scale when a scale factor was given, else in/out. A dim
  * whose size does not change maps each index to itself whatever the scale (as PyTorch does; the
  * executorch 1.5.1 portable kernel uses 1/scale there). */
+/* (float)(1.0 / d) for a positive double d given by its bits, the division in double as the portable
+ * kernel does it (1.0f / (float)d is one ulp away for some scales, 1.7 for one), in integer arithmetic
+ * (no soft-double helpers): the quotient to 56+ bits and a sticky bit, rounded to double's 53 bits,
+ * then to float's 24, each to nearest even. Results beyond float's normal range: infinity or 0. */
+static float recip_double_as_float(uint64_t bits) {
+  int32_t e = (int32_t)((bits >> 52) & 0x7ff);
+  uint64_t m = bits & (((uint64_t)1 << 52) - 1);
+  if (e == 0x7ff) return m ? ET_NAN : 0.0f;
+  if (e == 0) return ET_INFINITY;             /* subnormal d: 1 / d overflows float */
+  m |= (uint64_t)1 << 52;
+  /* q = floor(2^108 / m) in (2^55, 2^56]; 1 / d = (2^108 / m) * 2^(967 - e) */
+  uint64_t r = (uint64_t)1 << 52, q = 0;
+  for (int i = 0; i < 57; i++) {
+    q <<= 1;
+    if (r >= m) { r -= m; q |= 1; }
+    r <<= 1;
+  }
+  int32_t x = 967 - e, nb = 0;
+  for (uint64_t t = q; t; t >>= 1) nb++;
+  int32_t s1 = nb - 53;                        /* to double: 53 bits, sticky from the remainder */
+  uint64_t d = q >> s1, rem = q & (((uint64_t)1 << s1) - 1), half = (uint64_t)1 << (s1 - 1);
+  if (rem > half || (rem == half && (r != 0 || (d & 1)))) d++;
+  x += s1;
+  if (d >> 53) { d >>= 1; x++; }               /* carried to 2^53: exact, even */
+  uint64_t f = d >> 29, rem2 = d & ((1u << 29) - 1), half2 = (uint64_t)1 << 28;   /* to float: 24 bits */
+  if (rem2 > half2 || (rem2 == half2 && (f & 1))) f++;
+  x += 29;
+  if (f >> 24) { f >>= 1; x++; }
+  int32_t be = x + 23 + 127;                   /* value f * 2^x, f in [2^23, 2^24) */
+  if (be >= 255) return ET_INFINITY;
+  if (be <= 0) return 0.0f;
+  return et_bits_f32(((uint32_t)be << 23) | ((uint32_t)f & 0x7fffffu));
+}
+
 static float src_step(int32_t in, int32_t out, bool has_scale, uint64_t sbits) {
   if (in == out) return 1.0f;
   if (has_scale) {
-    float s = et_double_bits_to_float(sbits);
-    if (s > 0.0f) return 1.0f / s;
+    if (!(sbits >> 63) && sbits != 0 && sbits <= 0x7ff0000000000000u) return recip_double_as_float(sbits); /* > 0 */
   }
   return out > 0 ? (float)in / (float)out : 0.0f;
 }

@@ -8,7 +8,8 @@ Flows:
   pt2e      XNNPACKQuantizer PT2E int8 on portable + quantized_decomposed kernels (no delegate);
             expected outputs from the real runtime (the reference for quantized arithmetic).
   cortex_m  CortexMQuantizer + CortexMPassManager: cortex_m:: kernels (not a delegate); expected
-            outputs from the package's Python reference implementations of those ops.
+            outputs from the package's Python reference implementations of those ops (aten:: ops
+            with the portable kernels' arithmetic where ATen's differs: oracle_portable.py).
   ethos_u   EthosUQuantizer + EthosUPartitioner (Vela) for the board's NPU target, system config and
             memory mode (`npu=`, default ethos-u55-128 / Ethos_U55_High_End_Embedded / Shared_Sram); a
             DelegateCall to EthosUBackend. The .bpte (only when asked: bundle=True) carries expected
@@ -220,7 +221,9 @@ def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55", keep_
     etrecord.add_edge_dialect_program(copy.deepcopy(edge))
     # The Python reference of cortex_m:: ops: run the transformed edge graph itself.
     reference = copy.deepcopy(edge.exported_program()).module()
-    failed, outputs = cortex_m_export.failing_operator(reference, example_inputs)
+    from etdeploy.oracle_portable import portable_arithmetic   # outputs kept: the expected ones
+    with portable_arithmetic():
+        failed, outputs = cortex_m_export.failing_operator(reference, example_inputs)
     if failed is not None:
         raise _KeepInFloat(*failed)
     return edge, (etrecord, _Reference(reference, example_inputs, outputs))
@@ -442,7 +445,11 @@ def _expected(flow: str, module, reference, pte: Path, inputs: tuple) -> list:
     if flow == "portable":
         with torch.no_grad():
             return [t.detach().clone() for t in _flat_outputs(module(*inputs))]
-    if flow in ("cortex_m", "ethos_u"):
+    if flow == "cortex_m":   # CPU kernels: aten:: ops blended as the portable kernels do
+        from etdeploy.oracle_portable import portable_arithmetic
+        with torch.no_grad(), portable_arithmetic():
+            return [t.detach().clone() for t in _flat_outputs(reference(*inputs))]
+    if flow == "ethos_u":
         with torch.no_grad():
             return [t.detach().clone() for t in _flat_outputs(reference(*inputs))]
     from etdeploy.oracle import run_reference  # pt2e: the real runtime's quantized kernels

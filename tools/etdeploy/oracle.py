@@ -8,7 +8,9 @@
         programs calling cortex_m:: kernels, which the host runtime lacks: a small Python interpreter
         of the .pte's instructions that calls the ops registered in torch (aten:: out variants,
         quantized_decomposed::, dim_order_ops::, and the cortex_m:: Python reference implementations
-        that ship with executorch). Works for any program without delegates.
+        that ship with executorch; aten:: ops whose ATen arithmetic differs from the portable
+        kernels', upsample_bilinear2d, the portable way: oracle_portable.py). Works for any program
+        without delegates.
     bundled_cases(bpte) -> {method: [(inputs, expected_outputs)]}
 
 inputs=None means every input filled with ones of its dtype and shape (the firmware's default).
@@ -24,6 +26,7 @@ import numpy as np
 
 from etdeploy.dtypes import DTYPES, numpy_dtypes
 from etdeploy.errors import OracleError  # noqa: F401  (oracle.OracleError stays importable)
+from etdeploy.oracle_portable import PORTABLE_OPS
 
 # executorch ScalarType codes -> numpy dtypes (etdeploy.dtypes)
 SCALAR_TYPES = numpy_dtypes()
@@ -231,6 +234,9 @@ def _call(op_name: str, args: list, values: list, arg_idx: list[int]):
     name, _, overload = rest.partition(".")
     if ns == "executorch_prim" and name == "et_view":
         return 2, [args[0].reshape(args[1])]
+    if op_name in PORTABLE_OPS:   # ATen's arithmetic differs from the portable kernel's
+        n, fn = PORTABLE_OPS[op_name]
+        return n, [fn(*args[:n])]
     try:
         packet = getattr(getattr(torch.ops, ns), name)
         op = getattr(packet, overload or "default")
