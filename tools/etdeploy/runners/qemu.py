@@ -1,5 +1,5 @@
-"""QEMU system emulation with the UART on a TCP socket read through pyserial (socket://).
-QEMU waits (wait=on) until we connect, so nothing the firmware writes early is lost."""
+"""QEMU system emulation with the UART on a TCP socket (QEMU waits, wait=on, until we connect).
+The socket is ours, not pyserial's socket:// (see SocketPort)."""
 from __future__ import annotations
 
 import socket
@@ -10,12 +10,37 @@ import serial
 from ..errors import EmulatorMissing, RunError
 from . import register
 from .base import Capabilities, ProcessSession, Runner, Session, need_binary
+from .serialport import read_available
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class SocketPort:
+    """QEMU's TCP UART as a plain socket, with the part of pyserial's port interface sessions use.
+    Not pyserial's socket://: its open() empties the input buffer, and QEMU (wait=on) starts the guest
+    the moment we connect, so a small image's first frames, or all of its output, could be thrown away
+    before open() returned (seen under load as a lost result record or a corrupt first frame)."""
+
+    def __init__(self, host: str, port: int):
+        self._socket = socket.create_connection((host, port), timeout=1.0)
+        self._socket.setblocking(False)
+
+    def read(self, size: int) -> bytes:
+        return read_available(self)
+
+    def write(self, data: bytes) -> None:
+        self._socket.setblocking(True)
+        try:
+            self._socket.sendall(data)
+        finally:
+            self._socket.setblocking(False)
+
+    def close(self) -> None:
+        self._socket.close()
 
 
 class QemuUartSession(Session):
@@ -29,7 +54,7 @@ class QemuUartSession(Session):
                 raise EmulatorMissing(f"QEMU exited with status {proc.poll()} before its UART opened: "
                                       f"{proc.stderr_tail().strip()[-600:]}")
             try:
-                self.port = serial.serial_for_url(f"socket://127.0.0.1:{port}", timeout=0)
+                self.port = SocketPort("127.0.0.1", port)
                 break
             except (serial.SerialException, OSError) as e:
                 last = e
@@ -42,7 +67,7 @@ class QemuUartSession(Session):
         end = time.monotonic() + timeout
         while True:
             try:
-                data = self.port.read(65536)
+                data = read_available(self.port)
             except (serial.SerialException, OSError):
                 data = b""
             if data or time.monotonic() >= end:
@@ -51,7 +76,7 @@ class QemuUartSession(Session):
             if self.proc.poll() is not None:
                 # The emulator is gone: whatever is still buffered in the socket is all there is.
                 try:
-                    return self.port.read(65536)
+                    return read_available(self.port)
                 except (serial.SerialException, OSError):
                     return b""
             time.sleep(0.002)

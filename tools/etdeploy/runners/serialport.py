@@ -39,17 +39,7 @@ class SerialSession(Session):
             time.sleep(0.002)
 
     def _read(self) -> bytes:
-        sock = getattr(self.port, "_socket", None)
-        if sock is None:
-            return self.port.read(65536)
-        # socket:// : pyserial's read() drops the bytes it got when the peer hangs up in the same call,
-        # and a board that faults and resets (or QEMU locking up) hangs up right after its last record.
-        if not select.select([sock], [], [], 0)[0]:
-            return b""
-        data = sock.recv(65536)
-        if not data:
-            raise serial.SerialException("the other end hung up")
-        return data
+        return read_available(self.port)
 
     def write(self, data: bytes) -> None:
         try:
@@ -68,6 +58,22 @@ class SerialSession(Session):
 
     def stderr_tail(self) -> str:
         return self.gone or ""
+
+
+def read_available(port) -> bytes:
+    """What the port holds now (b"" if nothing); SerialException once the other end has hung up.
+    socket:// ports are read from their socket: pyserial's read() drops the bytes it got when the peer
+    hangs up in the same call, and a board that faults and resets, or an emulator that exits, hangs up
+    right after its last record."""
+    sock = getattr(port, "_socket", None)
+    if sock is None:
+        return port.read(65536)
+    if not select.select([sock], [], [], 0)[0]:
+        return b""
+    data = sock.recv(65536)
+    if not data:
+        raise serial.SerialException("the other end hung up")
+    return data
 
 
 def open_port(url: str, baud: int):
