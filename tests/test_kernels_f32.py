@@ -176,7 +176,7 @@ def test_f32_case_host(name):
 def test_f32_cases_on_corstone300():
     """Every case in one image on the Cortex-M55 (Helium paths), against the same references."""
     from support.boardrun import outputs_per_program
-    from test_models_boards import require_board
+    from support.suite import require_board
     require_board("corstone300")
     names = sorted(CASES)
     dirs = [_export(n) for n in names]

@@ -17,6 +17,15 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "seq_models"
 F, B = "float32", "bool"
 
+# MultiheadAttention, exported float (mha) and with the pt2e flow (int8 linears, float softmax)
+MHA = """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    def forward(self, q, kv):
+        return self.a(q, kv, kv, need_weights=True)
+"""
 MODELS: dict[str, tuple] = {
     # post-norm layer (relu), a pre-norm gelu layer with a key padding mask, a two-layer encoder with a
     # causal mask (is_causal: the program rebuilds the mask with arange)
@@ -33,23 +42,8 @@ class M(torch.nn.Module):
     def forward(self, x, pad):
         return self.a(x), self.b(x, src_key_padding_mask=pad), self.enc(x, mask=self.mask, is_causal=True)
 """, [((2, 5, 16), F, "n"), ((2, 5), B, "b50")]),
-    "mha": ("""
-class M(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.a = torch.nn.MultiheadAttention(16, 4, batch_first=True)
-    def forward(self, q, kv):
-        return self.a(q, kv, kv, need_weights=True)
-""", [((2, 3, 16), F, "n"), ((2, 6, 16), F, "n")]),
-    # the same attention quantized with the pt2e flow (int8 linears, float softmax)
-    "mha_pt2e": ("""
-class M(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.a = torch.nn.MultiheadAttention(16, 4, batch_first=True)
-    def forward(self, q, kv):
-        return self.a(q, kv, kv, need_weights=True)
-""", [((2, 3, 16), F, "n"), ((2, 6, 16), F, "n")], "pt2e"),
+    "mha": (MHA, [((2, 3, 16), F, "n"), ((2, 6, 16), F, "n")]),
+    "mha_pt2e": (MHA, [((2, 3, 16), F, "n"), ((2, 6, 16), F, "n")], "pt2e"),
     "lstm": ("""
 class M(torch.nn.Module):
     def __init__(self):

@@ -29,9 +29,6 @@ class SocketPort:
         self._socket = socket.create_connection((host, port), timeout=1.0)
         self._socket.setblocking(False)
 
-    def read(self, size: int) -> bytes:
-        return read_available(self)
-
     def write(self, data: bytes) -> None:
         self._socket.setblocking(True)
         try:
