@@ -109,7 +109,7 @@ def _no_startup_main_or_libc(nm_tool, archive):
     # libgcc's helpers (__aeabi_ldivmod, __udivdi3, ...) are the compiler's, not libc
     external = {s for s in undefined - defined if not s.startswith(("_GLOBAL_OFFSET", "__"))}
     assert external <= LIBC_ALLOWED, f"library needs more than mem*/str*: {sorted(external - LIBC_ALLOWED)}"
-    # only the program's kernels: the mlp uses addmm/relu/permute, never a convolution
+    # only the program's kernels: the mlp uses addmm/relu, never a convolution
     assert "k_aten_addmm_out" in defined and "k_aten_convolution_out" not in defined
 
 
