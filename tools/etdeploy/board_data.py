@@ -128,6 +128,7 @@ class Xnnpack:
     """The board links the system XNNPACK for XnnpackBackend programs (etdeploy.xnnpack_delegate)."""
     libs: tuple = key(kind="strs")      # e.g. XNNPACK pthreadpool cpuinfo pthread (":libX.so.0": that file)
     packages: tuple = key((), kind="strs")   # Debian packages that provide them (named when missing)
+    default_flow: bool = key(False, kind="bool")   # `etdeploy export` without --flow uses xnnpack (xnnpack_q8)
     # Cross boards: the libraries are Debian's shared objects for the board's architecture, unpacked (not
     # installed) by tools/bootstrap.sh into `sysroot` (relative to the project); the image links them
     # dynamically and runs them with `glibc_root`'s loader (qemu-user -L, pushed beside it over adb).
