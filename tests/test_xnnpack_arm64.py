@@ -24,6 +24,12 @@ EXPORT_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/export_xnnpack.
 REMOTE = "/data/local/tmp/etdeploy"
 
 
+def image_dir():
+    """This file's own build tree (later tests read its image; other tests rebuild the shared one)."""
+    from support.boardrun import BUILD
+    return BUILD / "xnnpack-arm64" / "android-arm64"
+
+
 def need_arm64_xnnpack():
     from support.suite import require_board
     from etdeploy import xnnpack_sysroot
@@ -52,7 +58,8 @@ def arm64_run(root):
     need_arm64_xnnpack()
     from support.boardrun import build_and_run
     progs = [real_program(root, n, f) for n, f in PROGRAMS]
-    doc = build_and_run("android-arm64", ",".join(str(b) for b, _ in progs), timeout=1200)
+    doc = build_and_run("android-arm64", ",".join(str(b) for b, _ in progs), timeout=1200,
+                        build_dir=image_dir().parent)
     return doc, progs
 
 
@@ -89,7 +96,7 @@ def test_real_networks_equal_executorch_runtime(arm64_run):
 def test_xnnpack_image_is_dynamic_others_static(arm64_run, root):
     from support.boardrun import BUILD
     from etdeploy import bake, xnnpack_sysroot
-    elf = BUILD / "android-arm64" / "firmware.elf"
+    elf = image_dir() / "firmware.elf"
     assert xnnpack_sysroot.interpreter(elf) == "/lib/ld-linux-aarch64.so.1"
     assert "libXNNPACK.so.0" in xnnpack_sysroot.needed(elf)
     res = bake.bake([root / "tests" / "models" / "add.pte"], config.load_board("android-arm64"),
@@ -137,11 +144,10 @@ def test_flash_pushes_shared_objects_and_adb_run_passes(arm64_run, fake_adb, tmp
     """`etdeploy flash` over adb pushes the image, its shared objects and glibc's loader; `etdeploy run`
     over adb then runs the image from the pushed files alone and its bundled cases pass."""
     import subprocess
-    from support.boardrun import BUILD
     from etdeploy import session
     from etdeploy.cli.main import main as etdeploy
     dev, logged = fake_adb
-    img = BUILD / "android-arm64"
+    img = image_dir()
     assert etdeploy(["flash", "--board", "android-arm64", "--image-dir", str(img)]) == 0
     cmds = logged()
     pushed = {c[2].rsplit("/", 1)[1]: c[1] for c in cmds if c[0] == "push"}
@@ -180,10 +186,9 @@ def test_missing_libraries_name_the_bootstrap_step(root, tmp_path, monkeypatch):
 @pytest.mark.emu
 def test_run_without_libraries_names_the_bootstrap_step(arm64_run, tmp_path, monkeypatch):
     """An image built before, run where the unpacked libraries are gone: the runner says what to run."""
-    from support.boardrun import BUILD
     from etdeploy import session, xnnpack_sysroot
     from etdeploy.errors import RunError
     monkeypatch.setattr(xnnpack_sysroot, "ROOT", tmp_path)
     with pytest.raises(RunError, match=r"apt-get download libxnnpack0:arm64"):
-        session.run(config.load_board("android-arm64"), BUILD / "android-arm64" / "firmware.elf", tmp_path / "run",
+        session.run(config.load_board("android-arm64"), image_dir() / "firmware.elf", tmp_path / "run",
                     dry_run=True, log=lambda m: None)
