@@ -192,3 +192,18 @@ def test_run_without_libraries_names_the_bootstrap_step(arm64_run, tmp_path, mon
     with pytest.raises(RunError, match=r"apt-get download libxnnpack0:arm64"):
         session.run(config.load_board("android-arm64"), image_dir() / "firmware.elf", tmp_path / "run",
                     dry_run=True, log=lambda m: None)
+
+
+def test_ndk_toolchain_is_refused_naming_the_one_that_links(root, tmp_path, monkeypatch):
+    """With ANDROID_NDK_HOME set the board builds with NDK clang (bionic), which cannot link Debian's glibc
+    shared objects: bake says which toolchain to use instead."""
+    from etdeploy import bake
+    bpte, _ = real_program(root, "ds_cnn", "xnnpack")
+    bindir = tmp_path / "ndk" / "toolchains/llvm/prebuilt/linux-x86_64/bin"
+    bindir.mkdir(parents=True)
+    (bindir / "aarch64-linux-android24-clang").write_text("#!/bin/sh\n")
+    (bindir / "aarch64-linux-android24-clang").chmod(0o755)
+    monkeypatch.setenv("ANDROID_NDK_HOME", str(tmp_path / "ndk"))
+    with pytest.raises(BakeError, match=r"android-ndk toolchain cannot; build them with aarch64-linux-gnu.*"
+                                        r"ANDROID_NDK_HOME.*--flow portable"):
+        bake.bake([bpte], config.load_board("android-arm64"), tmp_path / "gen")
