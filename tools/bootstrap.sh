@@ -37,6 +37,39 @@ if ((${#missing[@]})); then
   fi
 fi
 
+# XNNPACK for android-arm64 (boards/android-arm64.toml [xnnpack]): Debian's arm64 packages are glibc shared
+# objects and their multiarch -dev packages conflict with the host's, so they are downloaded, not installed,
+# and unpacked into the project's cache; the headers are the host's (same version). Done once per clone.
+ARM64_XNN_PKGS=(libxnnpack0:arm64 libpthreadpool0:arm64 libcpuinfo0:arm64)
+ARM64_XNN="$ROOT/.cache/arm64-xnnpack"
+arm64_xnnpack() {
+  local lib="$ARM64_XNN/root/usr/lib/aarch64-linux-gnu" inc="$ARM64_XNN/root/usr/include"
+  if [[ -f "$lib/libXNNPACK.so.0" && -f "$lib/libpthreadpool.so.0" && -f "$lib/libcpuinfo.so.0" \
+        && -f "$inc/xnnpack.h" && -f "$inc/pthreadpool.h" ]]; then
+    return 0
+  fi
+  if ! dpkg --print-foreign-architectures | grep -qx arm64 \
+      || ! apt-cache show libxnnpack0:arm64 >/dev/null 2>&1; then
+    if [[ $(id -u) -ne 0 ]]; then
+      log "the arm64 XNNPACK (android-arm64) needs Debian's arm64 package lists; as root run:"
+      printf 'dpkg --add-architecture arm64 && apt-get update\n'
+      return 1
+    fi
+    log "adding Debian's arm64 architecture (package lists only; nothing arm64 is installed)"
+    dpkg --add-architecture arm64
+    apt-get update -qq
+  fi
+  log "unpacking ${ARM64_XNN_PKGS[*]} into $ARM64_XNN/root"
+  rm -rf "$ARM64_XNN/debs" "$ARM64_XNN/root.tmp"
+  mkdir -p "$ARM64_XNN/debs" "$ARM64_XNN/root.tmp/usr/include"
+  # as root apt downloads unsandboxed into a directory _apt cannot read: harmless, said once
+  (cd "$ARM64_XNN/debs" && apt-get download -qq "${ARM64_XNN_PKGS[@]}" 2> >(grep -v "unsandboxed" >&2))
+  for deb in "$ARM64_XNN"/debs/*.deb; do dpkg-deb -x "$deb" "$ARM64_XNN/root.tmp"; done
+  cp /usr/include/xnnpack.h /usr/include/pthreadpool.h "$ARM64_XNN/root.tmp/usr/include/"
+  rm -rf "$ARM64_XNN/root" && mv "$ARM64_XNN/root.tmp" "$ARM64_XNN/root"
+}
+arm64_xnnpack
+
 stamp="$VENV/.etdeploy-stamp"
 want="$(cat "$ROOT/requirements.txt" "$ROOT/requirements-ml.txt" "$ROOT/requirements-arm.txt" "$ROOT/requirements-vision.txt" "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then

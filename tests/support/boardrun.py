@@ -15,15 +15,16 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / ".cache" / "boardtests" / os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
-def scons(board: str, *opts: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "SCons", "-Q", f"board={board}", f"build_dir={BUILD}", *opts]
+def scons(board: str, *opts: str, timeout: float = 600, build_dir: Path = BUILD) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "SCons", "-Q", f"board={board}", f"build_dir={build_dir}", *opts]
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
-def build_and_run(board: str, pte: Path | str, *opts: str, timeout: float = 600) -> dict:
-    """Returns result.json (with 'arrays': outputs as numpy) and the process for its messages."""
-    p = scons(board, f"pte={pte}", "run=1", *opts, timeout=timeout)
-    run_dir = BUILD / board / "run"
+def build_and_run(board: str, pte: Path | str, *opts: str, timeout: float = 600, build_dir: Path = BUILD) -> dict:
+    """Returns result.json (with 'arrays': outputs as numpy) and the process for its messages. build_dir:
+    a tree of the test's own, when later tests use the image (another test may rebuild the board's)."""
+    p = scons(board, f"pte={pte}", "run=1", *opts, timeout=timeout, build_dir=build_dir)
+    run_dir = build_dir / board / "run"
     doc = json.loads((run_dir / "result.json").read_text()) if (run_dir / "result.json").exists() else {}
     doc["_stdout"], doc["_stderr"], doc["_rc"] = p.stdout, p.stderr, p.returncode
     doc["arrays"] = [np.load(run_dir / o["file"]) if "file" in o else np.asarray(o.get("values"))

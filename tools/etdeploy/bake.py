@@ -31,6 +31,8 @@ class BakeResult:
     board: object = None
     out_dir: Path | None = None
     libs: list[str] = field(default_factory=list)       # backends' link libraries
+    linkflags: list[str] = field(default_factory=list)  # backends' link flags (-L, -rpath-link)
+    drop_linkflags: list[str] = field(default_factory=list)   # toolchain link flags they rule out (-static)
 
     def build_unit(self, opt: str = "2"):
         """The one C build description of this image (etdeploy.buildenv.BuildUnit): runtime, kernels,
@@ -41,6 +43,7 @@ class BakeResult:
                           defines=self.defines, depends=self.depends, gen_dir=self.out_dir,
                           placement=dict(self.sections))
         u.plan.libs = list(self.libs) + list(u.plan.libs)
+        u.plan.linkflags = [f for f in u.plan.linkflags if f not in self.drop_linkflags] + list(self.linkflags)
         return u
 
 
@@ -298,12 +301,17 @@ def bake(pte_paths: list[Path], board, out_dir: Path, opts: dict | None = None) 
     sources = runtime_sources() + kernels.sources_for(ops)
     incs = include_dirs(out_dir)
     libs: list[str] = []
+    linkflags: list[str] = []
+    drop: list[str] = []
     for b, part in parts.items():
         libs += [x for x in part.libs if x not in libs]
+        linkflags += [x for x in part.linkflags if x not in linkflags]
+        drop += part.drop_linkflags
         gen += part.generated
         sources += part.sources
         incs += part.include_dirs
         defines.update(part.defines)
         report[backends[b].report_key] = part.report
     sections = {k: d.region for k, d in placed.items()}
-    return BakeResult(gen, sources, incs, defines, sections, report, blobs, progs, board, out_dir, libs)
+    return BakeResult(gen, sources, incs, defines, sections, report, blobs, progs, board, out_dir, libs,
+                      linkflags, drop)

@@ -126,8 +126,17 @@ class Fvp:
 @dataclass(frozen=True)
 class Xnnpack:
     """The board links the system XNNPACK for XnnpackBackend programs (etdeploy.xnnpack_delegate)."""
-    libs: tuple = key(kind="strs")      # e.g. XNNPACK pthreadpool cpuinfo pthread
+    libs: tuple = key(kind="strs")      # e.g. XNNPACK pthreadpool cpuinfo pthread (":libX.so.0": that file)
     packages: tuple = key((), kind="strs")   # Debian packages that provide them (named when missing)
+    default_flow: bool = key(False, kind="bool")   # `etdeploy export` without --flow uses xnnpack (xnnpack_q8)
+    # Cross boards: the libraries are Debian's shared objects for the board's architecture, unpacked (not
+    # installed) by tools/bootstrap.sh into `sysroot` (relative to the project); the image links them
+    # dynamically and runs them with `glibc_root`'s loader (qemu-user -L, pushed beside it over adb).
+    sysroot: str = key("")
+    lib_dir: str = key("")              # inside sysroot
+    include_dir: str = key("")          # inside sysroot (the headers, copied from the host's -dev packages)
+    glibc_root: str = key("")           # e.g. /usr/aarch64-linux-gnu (libc6-arm64-cross)
+    toolchain: str = key("")            # the toolchain that can link them (glibc), when the board has others
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ class BackendPart:
     model_c: str = ""            # appended to et_model.gen.c (e.g. weights used in place)
     report: dict = field(default_factory=dict)
     libs: list[str] = field(default_factory=list)   # link libraries (from the board's data)
+    linkflags: list[str] = field(default_factory=list)        # e.g. -L<dir> for libraries outside the toolchain
+    drop_linkflags: list[str] = field(default_factory=list)   # toolchain flags that cannot stay (-static)
 
 
 class DelegateBackend:

@@ -143,6 +143,9 @@ def flow_for_board(board, quantize: bool, flow: str | None = None) -> str:
             raise ExportError(f"flow ethos_u needs a board with an Ethos-U NPU ([npu] in its data); "
                               f"'{board.name}' has none")
         return flow
+    x = getattr(board, "xnnpack", None)
+    if x is not None and x.default_flow:   # what the board's users ship (Android: the XNNPACK partitioner)
+        return "xnnpack_q8" if quantize else "xnnpack"
     if not quantize:
         return "portable"
     if getattr(board, "npu", None) is not None:

@@ -149,11 +149,29 @@ def board_libs(board) -> list[str] | None:
 
 
 def check_installed(board) -> None:
-    """The header the backend compiles against (host only: cross boards use their sysroot)."""
+    """The headers and libraries the backend builds with: the host's packages, or a cross board's
+    unpacked sysroot (etdeploy.xnnpack_sysroot)."""
+    from . import xnnpack_sysroot
     x = board.xnnpack
+    if xnnpack_sysroot.is_cross(x):
+        xnnpack_sysroot.check(board)
+        return
     if board.family == "linux" and not Path("/usr/include/xnnpack.h").is_file():
         raise BakeError(f"board {board.name}: XNNPACK is not installed (/usr/include/xnnpack.h missing); install "
                         f"{' '.join(x.packages) or 'libxnnpack-dev'} (tools/bootstrap.sh does)")
+
+
+def check_toolchain(board) -> None:
+    """A cross board's XNNPACK is glibc shared objects: only its glibc toolchain can link them."""
+    x = board.xnnpack
+    if x is None or not x.toolchain:
+        return
+    from . import config
+    tc = config.board_toolchain(board, require=False)
+    if tc.name != x.toolchain:
+        raise BakeError(f"board {board.name}: XNNPACK programs link Debian's glibc shared objects, which the "
+                        f"{tc.name} toolchain cannot; build them with {x.toolchain} (unset the toolchain's "
+                        f"environment variable, e.g. ANDROID_NDK_HOME), or export with --flow portable")
 
 
 class XnnpackDelegate(DelegateBackend):
@@ -163,12 +181,14 @@ class XnnpackDelegate(DelegateBackend):
     def check(self, program, method, delegate, opts: dict) -> None:
         board = opts.get("_board")
         if board is not None and getattr(board, "family", "") == "cortex-m":
-            raise BakeError(f"{program.path.name}: XNNPACK programs run on the host board only; for "
+            raise BakeError(f"{program.path.name}: XNNPACK programs run on the host and android-arm64 boards; for "
                             f"{board.name} export with --flow cortex_m (int8) or portable")
         if board is not None and board_libs(board) is None:
             raise BakeError(f"{program.path.name}: board {board.name} does not link XNNPACK (no [xnnpack] in its "
-                            f"data; Debian's arm64 XNNPACK is glibc shared objects, not usable in a static Android "
-                            f"image); export for it with --flow portable or --quantize (pt2e), or run on board=host")
+                            f"data); export for it with --flow portable or --quantize (pt2e), or run on board=host "
+                            f"or android-arm64")
+        if board is not None:
+            check_toolchain(board)
         p = read_payload(program.data[delegate.offset:delegate.offset + delegate.size])
         check_graph(p.graph, f"{program.path.name}:{method.name}")
 
@@ -184,6 +204,13 @@ class XnnpackDelegate(DelegateBackend):
         from .bake import write_if_changed
         hdr = write_if_changed(Path(out_dir) / "et_xnn_schema.gen.h", fbs.c_header(schema(), "XNFB"))
         threads = int(opts.get("threads", 1) or 1)
-        return BackendPart(generated=[hdr], sources=sorted(BACKEND_DIR.glob("*.c")), include_dirs=[BACKEND_DIR],
+        part = BackendPart(generated=[hdr], sources=sorted(BACKEND_DIR.glob("*.c")), include_dirs=[BACKEND_DIR],
                            defines={"ET_XNN_THREADS": str(threads)}, libs=libs,
                            report={"threads": threads, "libs": libs})
+        from . import xnnpack_sysroot as xs
+        if xs.is_cross(board.xnnpack):   # Debian's shared objects: the image becomes dynamic (glibc)
+            part.include_dirs.append(xs.include_dir(board.xnnpack))
+            part.linkflags += xs.link_flags(board.xnnpack)
+            part.drop_linkflags.append("-static")
+            part.report.update(linked="dynamic", lib_dir=str(xs.lib_dir(board.xnnpack)))
+        return part

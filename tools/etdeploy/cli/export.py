@@ -10,12 +10,13 @@ from etdeploy.exporting import USER_FLOWS
 HELP = "export a PyTorch model (<file.py>:<name>) for a board: .pte, .bpte (test cases) and .etrecord"
 FLOW_HELP = ("override the flow the board's data names: portable (float), pt2e (int8 on portable kernels), "
              "cortex_m (int8 cortex_m:: kernels), ethos_u (Vela, the board's NPU), xnnpack (XNNPACK delegate for "
-             "the host's system XNNPACK; with --quantize: int8)")
+             "Debian's XNNPACK on host and android-arm64; with --quantize: int8)")
 
 
 def register(sub):
-    p = sub.add_parser("export", help=HELP, description=HELP + ". Without --flow: portable; with --quantize: "
-                       "ethos_u on boards with an [npu], cortex_m on other Cortex-M boards, pt2e elsewhere.")
+    p = sub.add_parser("export", help=HELP, description=HELP + ". Without --flow: xnnpack on boards whose [xnnpack] says "
+                       "default_flow (android-arm64), else portable; with --quantize: the same xnnpack, ethos_u on "
+                       "boards with an [npu], cortex_m on other Cortex-M boards, pt2e elsewhere.")
     p.add_argument("model", metavar="<file.py>:<name>",
                    help="an nn.Module class (or a function returning a module) in a Python file; example "
                         "inputs come from example_inputs() in the same file unless --inputs is given")

@@ -29,13 +29,15 @@ class NativeRunner(Runner):
 
 @register
 class QemuUserRunner(Runner):
-    """qemu-<arch> running a static Linux binary (binfmt_misc is not assumed)."""
+    """qemu-<arch> running a Linux binary (binfmt_misc is not assumed): static, or dynamic against the
+    board's unpacked XNNPACK (etdeploy.xnnpack_sysroot: -L glibc's root, LD_LIBRARY_PATH)."""
     name = "qemu-user"
     caps = Capabilities(run=True, exit_status=True, link_rx=True)
 
     def command(self, elf: str, **kw) -> list[str]:
+        from .. import xnnpack_sysroot
         emu = self.board.emulator
-        return [emu.binary, *emu.args, elf]
+        return [emu.binary, *emu.args, *xnnpack_sysroot.qemu_args(self.board, elf), elf]
 
     def start(self, elf: str, **kw) -> ProcessSession:
         argv = self.command(elf, **kw)
@@ -67,23 +69,39 @@ class QemuSemihostRunner(Runner):
 
 @register
 class AdbRunner(Runner):
-    """A static binary on an Android device: adb push, then `adb shell -T` (no pty, so the link on
-    stdout stays binary-safe, and the exit status comes back). Flashing is the same push."""
+    """A binary on an Android device: adb push, then `adb shell -T` (no pty, so the link on stdout stays
+    binary-safe, and the exit status comes back). Flashing is the same push. A dynamic image (XNNPACK's
+    glibc shared objects) gets its shared objects and glibc's loader pushed into lib/ beside it and runs
+    through that loader with LD_LIBRARY_PATH=lib/ (Android has no glibc of its own)."""
     name = "adb"
     caps = Capabilities(run=True, exit_status=True, link_rx=True, flash=True)
     remote = "/data/local/tmp/etdeploy/firmware"
+    remote_lib = "/data/local/tmp/etdeploy/lib"
 
     def available(self) -> None:
         need_binary("adb", "adb")
 
     def command(self, elf: str, **kw) -> list[str]:
-        return ["adb", "shell", "-T", self.remote]
+        from .. import xnnpack_sysroot
+        interp = xnnpack_sysroot.interpreter(elf)
+        if interp is None:
+            return ["adb", "shell", "-T", self.remote]
+        loader = f"{self.remote_lib}/{Path(interp).name}"
+        return ["adb", "shell", "-T", f"LD_LIBRARY_PATH={self.remote_lib} {loader} {self.remote}"]
 
     def flash_commands(self, image_dir, drive: str | None = None) -> list[list[str]]:
         return self._push(str(Path(image_dir) / "firmware.elf"))
 
     def _push(self, elf: str) -> list[list[str]]:
-        return [["adb", "push", elf, self.remote], ["adb", "shell", f"chmod 755 {self.remote}"]]
+        from .. import xnnpack_sysroot
+        cmds = [["adb", "push", elf, self.remote], ["adb", "shell", f"chmod 755 {self.remote}"]]
+        interp = xnnpack_sysroot.interpreter(elf)
+        if interp is not None:
+            cmds += [["adb", "shell", f"mkdir -p {self.remote_lib}"]]
+            cmds += [["adb", "push", str(f.resolve()), f"{self.remote_lib}/{f.name}"]   # links as files
+                     for f in xnnpack_sysroot.runtime_files(self.board, elf)]
+            cmds += [["adb", "shell", f"chmod 755 {self.remote_lib}/{Path(interp).name}"]]   # the loader runs it
+        return cmds
 
     def start(self, elf: str, **kw) -> ProcessSession:
         import subprocess
