@@ -1,7 +1,7 @@
 """Portable kernels A (binary, unary, activation, softmax, reduce, shape, copy) against the real
 executorch runtime: tiny torch modules exported once (cached under .cache/kernels_a, keyed by the
-module source), bundled with their inputs into a .bpte, run on the host build of our runtime, and
-compared with the oracle's outputs. Also: etmath against numpy over many values."""
+module source, the reference code and the package versions), bundled with their inputs into a .bpte,
+run on the host build of our runtime, and compared with the oracle's outputs. Also: etmath against numpy over many values."""
 from __future__ import annotations
 
 import hashlib
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import suite
+from support import kernelcase, suite
 from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,15 +122,8 @@ def _inputs(name: str) -> list[np.ndarray]:
 
 
 def _key(name: str) -> str:
-    import importlib.metadata as md
-    h = hashlib.sha256(_source(name).encode())
-    h.update(json.dumps(CASES[name][1]).encode())
-    for pkg in ("torch", "executorch"):
-        try:
-            h.update(md.version(pkg).encode())
-        except md.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:16]
+    from support.export_key import content_key
+    return content_key(_source(name), json.dumps(CASES[name][1]))
 
 
 def _export(name: str) -> Path:
@@ -362,11 +355,8 @@ MY_FILES = ["kernel_util.c", "etmath.c", "binary.c", "unary.c", "activation.c", 
 @pytest.mark.build
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_cross_compile_clean(target, tmp_path):
-    import shutil
     from support.crosscc import compile_clean
     cc = TARGETS[target]
-    if not shutil.which(cc[0]):
-        pytest.skip(f"{cc[0]} not installed")
     compile_clean(target, cc, MY_FILES, tmp_path, nm=target == "lx106")
 
 
@@ -488,12 +478,5 @@ def test_kernels_direct(tmp_path):
 def test_cases_on_corstone300():
     """All cases in one image on the Cortex-M55 (QEMU mps3-an547), where the Helium paths (strided
     copies with gather loads, ...) run: each program's outputs against the same references."""
-    from support.boardrun import outputs_per_program
-    from support.suite import require_board
-    require_board("corstone300")
-    names = sorted(CASES)
-    dirs = [_export(n) for n in names]
-    per = outputs_per_program("corstone300", [d / "model.bpte" for d in dirs], "rtol=1e-4", "atol=1e-4")
-    for name, d, ours in zip(names, dirs, per):
-        z = np.load(d / "ref.npz")
-        _compare(ours, [z[f"arr_{i}"] for i in range(len(z.files))], f"corstone300/{name}")
+    kernelcase.run_cases_on_board("corstone300", CASES, _export, "rtol=1e-4", "atol=1e-4", bpte="model.bpte",
+                                  scale_floor=1.0)   # as _compare

@@ -72,6 +72,8 @@ REQUIRED_OPS = {
         "aten::convolution.out", "aten::addmm.out", "aten::mm.out", "aten::bmm.out", "aten::linear.out",
         "aten::max_pool2d_with_indices.out", "aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
         "aten::native_layer_norm.out", "aten::_native_batch_norm_legit_no_training.out", "aten::embedding.out",
+    },
+    "test_kernels_bq": {
         "quantized_decomposed::quantize_per_tensor.out", "quantized_decomposed::dequantize_per_tensor.out",
         "quantized_decomposed::quantize_per_tensor.Tensor_out",
         "quantized_decomposed::dequantize_per_tensor.Tensor_out",
