@@ -185,6 +185,49 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.b(F.relu(self.a(x)))
 """, [((1, 3, 7, 10), F, "cl")], True, None),
+    # int8 transposed convolution (portable C on every core): odd channel counts, 16+ input channels
+    # (vector dot products and their tails), a stride past the kernel (outputs no tap reaches: the bias
+    # alone), asymmetric kernels, strides and padding, padding that crops, no bias, a fused ReLU,
+    # and two with dilation and output padding, which the quantizer keeps in float (aten::convolution)
+    "cm_transpose_conv": ("cortex_m", """
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.ConvTranspose2d(5, 7, 3, stride=2, padding=1)
+        self.b = torch.nn.ConvTranspose2d(5, 3, (2, 3), stride=(1, 2), padding=(0, 1), bias=False)
+        self.c = torch.nn.ConvTranspose2d(5, 4, 2, stride=3)
+        self.d = torch.nn.ConvTranspose2d(5, 6, 4, stride=2, padding=1)
+        self.e = torch.nn.ConvTranspose2d(19, 9, 3, padding=2)
+        self.f = torch.nn.ConvTranspose2d(19, 17, 1, stride=2)
+        self.g = torch.nn.ConvTranspose2d(5, 3, (3, 4), stride=(2, 4), padding=(1, 2), dilation=2, output_padding=1)
+        self.h = torch.nn.ConvTranspose2d(5, 2, (5, 3), stride=(3, 2), padding=(2, 0), dilation=(2, 3), output_padding=(2, 1))
+    def forward(self, x, y):
+        return self.a(x), F.relu(self.b(x)), self.c(x), self.d(x), self.e(y), self.f(y), self.g(x), self.h(x)
+""", [((1, 5, 6, 7), F, "cl"), ((1, 19, 5, 4), F, "cl")], True, None),
+    # the op called directly, as executorch's reference defines it (its Python op is the reference: eager
+    # outputs): dilation and output padding, which the quantizer keeps in float (g, h above), strides
+    # sharing a factor with the dilation or not, int8 NCHW input (channels strided: the scalar path)
+    "cm_transpose_conv_direct": ("portable", """
+from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer  # noqa: F401  (registers cortex_m::)
+G = torch.Generator().manual_seed(3)
+def layer(o, kh, kw, c, shifts):
+    return (torch.randint(-127, 128, (o, kh, kw, c), generator=G, dtype=torch.int8),
+            torch.randint(-3000, 3000, (o,), generator=G, dtype=torch.int32),
+            torch.randint(1 << 30, (1 << 31) - 1, (o,), generator=G, dtype=torch.int32),
+            torch.tensor(shifts, dtype=torch.int32))
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        for k, (o, kh, kw, sh) in enumerate([(3, 3, 4, [-8, -9, -7]), (2, 5, 3, [-8, -7])]):
+            for n, t in zip("wbms", layer(o, kh, kw, 5, sh)):
+                self.register_buffer(f"{n}{k}", t)
+        self.register_buffer("e", torch.empty(0, dtype=torch.int8))   # no scratch: the kernel needs none
+    def forward(self, x):
+        e = self.e
+        q = torch.ops.cortex_m.quantized_transpose_conv2d
+        return (q(x, self.w0, self.b0, [2, 4], [1, 2], [1, 1], [2, 2], 5, -3, self.m0, self.s0, -128, 127, e, e),
+                q(x, self.w1, self.b1, [3, 2], [2, 0], [2, 1], [2, 3], -7, 4, self.m1, self.s1, -100, 90, e, e))
+""", [((1, 5, 6, 7), "int8", "q")], True, {"_check_ir_validity": False}),
 }
 
 
@@ -210,6 +253,24 @@ def test_kernel_case(name):
 @pytest.mark.build
 def test_cases_cover_the_ops():
     suite.assert_cover(suite.REQUIRED_OPS["test_kernels_bq"], [_export(name) for name in CASES])
+
+
+
+@pytest.mark.build
+def test_transpose_conv_macs_in_the_int8_share():
+    """The export's MAC report: the quantized transposed convolutions in int8, the two the quantizer keeps
+    in float (dilation, output padding) in float; each input pixel x every weight of its layer."""
+    from etdeploy import program_macs
+    ls = [l for l in program_macs.layers(_export("cm_transpose_conv") / "m.pte") if l.macs]
+    by = lambda prefix: sorted(l.macs for l in ls if l.op.startswith(prefix))
+    assert {l.arith for l in ls if "transpose_conv" in l.op} == {"int8"}, ls
+    assert {l.arith for l in ls if l.op.startswith("aten::convolution")} == {"float"}, ls
+    x, y = 6 * 7, 5 * 4   # input pixels of x (5 channels) and y (19 channels)
+    assert by("cortex_m::quantized_transpose_conv2d") == sorted(
+        [x * 5 * 7 * 9, x * 5 * 3 * 6, x * 5 * 4 * 4, x * 5 * 6 * 16, y * 19 * 9 * 9, y * 19 * 17])
+    assert by("aten::convolution") == sorted([x * 5 * 3 * 12, x * 5 * 2 * 15])
+    s = program_macs.summary(ls)
+    assert s.float == x * 5 * (3 * 12 + 2 * 15) and s.int8 == s.total - s.float
 
 
 @pytest.mark.emu

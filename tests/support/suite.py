@@ -82,5 +82,6 @@ REQUIRED_OPS = {
         "cortex_m::quantized_conv2d.out", "cortex_m::quantized_depthwise_conv2d.out", "cortex_m::quantized_add.out",
         "cortex_m::quantized_mul.out", "cortex_m::quantized_max_pool2d.out", "cortex_m::quantized_avg_pool2d.out",
         "cortex_m::softmax.out", "cortex_m::transpose.out", "cortex_m::pad.out",
+        "cortex_m::quantized_transpose_conv2d.out",
     },
 }
