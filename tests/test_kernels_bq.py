@@ -206,7 +206,8 @@ class M(torch.nn.Module):
 """, [((1, 5, 6, 7), F, "cl"), ((1, 19, 5, 4), F, "cl")], True, None),
     # the op called directly, as executorch's reference defines it (its Python op is the reference: eager
     # outputs): dilation and output padding, which the quantizer keeps in float (g, h above), strides
-    # sharing a factor with the dilation or not, int8 NCHW input (channels strided: the scalar path)
+    # sharing a factor with the dilation or not, int8 NCHW input (channels strided: the scalar path); the
+    # _nhwc form (explicit NHWC tensors) without bias
     "cm_transpose_conv_direct": ("portable", """
 from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer  # noqa: F401  (registers cortex_m::)
 G = torch.Generator().manual_seed(3)
@@ -225,8 +226,11 @@ class M(torch.nn.Module):
     def forward(self, x):
         e = self.e
         q = torch.ops.cortex_m.quantized_transpose_conv2d
+        qn = torch.ops.cortex_m.quantized_transpose_conv2d_nhwc
         return (q(x, self.w0, self.b0, [2, 4], [1, 2], [1, 1], [2, 2], 5, -3, self.m0, self.s0, -128, 127, e, e),
-                q(x, self.w1, self.b1, [3, 2], [2, 0], [2, 1], [2, 3], -7, 4, self.m1, self.s1, -100, 90, e, e))
+                q(x, self.w1, self.b1, [3, 2], [2, 0], [2, 1], [2, 3], -7, 4, self.m1, self.s1, -100, 90, e, e),
+                qn(x.permute(0, 2, 3, 1).contiguous(), self.w0, None, [3, 1], [0, 1], [0, 0], [1, 1], 0, 2,
+                   self.m0, self.s0, -128, 127, e, e))
 """, [((1, 5, 6, 7), "int8", "q")], True, {"_check_ir_validity": False}),
 }
 
