@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))    # the one registry of real networks: tests/realmodels
+sys.path.insert(0, str(ROOT / "tests"))    # tests/realmodels (the real networks), support.export_key
 PY = ROOT / ".venv" / "bin" / "python"
 SCONS = ROOT / ".venv" / "bin" / "scons"
 MODELS = ROOT / "tests" / "models"

@@ -11,8 +11,8 @@ M55 int8 <= 0.5 instructions/MAC whole model, pointwise <= 0.25, 3x3 depthwise <
 fewer instructions than f32, M55 f32 <= 1.5, M4 int8 <= 2.5.
 
     .venv/bin/python bench/real_models.py [--models ds_cnn,resnet8] [--variants m55_int8,m55_f32,m4_int8]
-Exports are cached by content under .cache/bench/realmodels (model sources, export code, package
-versions): a re-run after kernel work only rebuilds and runs."""
+Exports are cached by content under .cache/bench/realmodels (model sources, export code, reference code,
+package versions): a re-run after kernel work only rebuilds and runs."""
 from __future__ import annotations
 
 import argparse

@@ -7,10 +7,9 @@ folded away, as a deployed network has it: convolutions carry a bias instead):
 - mbv2_035: a mobilenet_v2 width 0.35 block stack at 96x96 (inverted residuals, ReLU6, 1280-channel last conv, a 10-class head)
 
 export(name, layout) exports one with the portable flow (float32) in NCHW or channels_last and caches
-the .pte/.bpte under .cache/real_nets/<name>-<layout>-<key>/ (keyed by this file and the versions)."""
+the .pte/.bpte under .cache/real_nets/<name>-<layout>-<key>/ (keyed by this file, the reference code and the versions: support.export_key)."""
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import common
@@ -120,12 +119,8 @@ def _modules():
 
 
 def _key(name: str, layout: str) -> str:
-    import importlib.metadata as md
-    h = hashlib.sha256(Path(__file__).read_bytes())
-    h.update(f"{name}/{layout}".encode())
-    for pkg in ("torch", "executorch"):
-        h.update(md.version(pkg).encode())
-    return h.hexdigest()[:12]
+    from support.export_key import content_key
+    return content_key(Path(__file__).read_bytes(), f"{name}/{layout}", digits=12)
 
 
 def export(name: str, layout: str) -> Path:

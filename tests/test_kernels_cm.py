@@ -3,7 +3,7 @@ channels on the vector lanes, pools and elementwise ops), bit for bit against ex
 reference ops (etdeploy.oracle.run_cortex_m_reference).
 
 Each case is one module with several layers (one export each, cached under .cache/kernels_cm keyed by
-the source, inputs and package versions): channel counts that are not multiples of 16 (vector tails)
+the source, inputs, reference code and package versions): channel counts that are not multiples of 16 (vector tails)
 or of 4 (channel-group tails), strides 1 and 2, padding, 5x5 and 10x4 kernels, pointwise layers with
 many channels and short rows (K < 16), odd spatial sizes. Run on the host build (the portable C paths)
 and in one image on corstone300 under QEMU (Cortex-M55: the Helium paths)."""
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from support import kernelcase
@@ -98,10 +97,6 @@ def _export(name: str) -> Path:
     return kernelcase.export_case(CACHE, name, case, calib_random=4)
 
 
-def _ref(d: Path) -> list[np.ndarray]:
-    return kernelcase.reference(d)
-
-
 EXPECTED_OPS = {
     "cm_pointwise": {"cortex_m::quantized_conv2d.out"},
     "cm_conv_kxk": {"cortex_m::quantized_conv2d.out"},
@@ -120,17 +115,10 @@ def test_case_on_host(name):
     d = _export(name)
     ops = set(kernelcase.operators(d))
     assert EXPECTED_OPS[name] <= ops, f"{name}: the export has {sorted(ops)}"
-    assert_close(run_host(d / "m.bpte"), _ref(d), f"host/{name}", exact=True)
+    assert_close(run_host(d / "m.bpte"), kernelcase.reference(d), f"host/{name}", exact=True)
 
 
 @pytest.mark.emu
 def test_cases_on_corstone300():
     """Every case in one image on the Cortex-M55 (QEMU mps3-an547, Helium paths), bit for bit."""
-    from support.boardrun import outputs_per_program
-    from support.suite import require_board
-    require_board("corstone300")
-    names = sorted(CASES)
-    dirs = [_export(n) for n in names]
-    per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=0", "atol=0")
-    for name, d, ours in zip(names, dirs, per):
-        assert_close(ours, _ref(d), f"corstone300/{name}", exact=True)
+    kernelcase.run_cases_on_board("corstone300", CASES, _export, "rtol=0", "atol=0", exact=True)

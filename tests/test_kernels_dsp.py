@@ -12,7 +12,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conftest import need_tool
@@ -118,21 +117,8 @@ def _export(name: str) -> Path:
 @pytest.mark.emu
 def test_cases_on_mps2_an386():
     """Every case in one Cortex-M4 image (QEMU mps2-an386): the SMLAD paths, bit for bit."""
-    from support.boardrun import outputs_per_program
-    from support.suite import require_board
-    require_board("mps2-an386")
-    names = sorted(CASES)
-    dirs = [_export(n) for n in names]
-    per = outputs_per_program("mps2-an386", [d / "m.bpte" for d in dirs])
-    for name, d, ours in zip(names, dirs, per):
-        ref = kernelcase.reference(d)
-        assert len(ours) == len(ref), f"{name}: {len(ours)} outputs, reference has {len(ref)}"
-        for k, (o, r) in enumerate(zip(ours, ref)):
-            # dequantized int8: equal floats are equal int8 codes
-            assert o.shape == r.shape and o.dtype == r.dtype, f"{name}[{k}]: {o.shape} {o.dtype} vs {r.shape} {r.dtype}"
-            bad = o != r
-            assert not bad.any(), (f"mps2-an386/{name}[{k}]: {int(bad.sum())} of {o.size} values differ\n"
-                                   f"ours={o[bad][:10]}\nref={r[bad][:10]}")
+    # dequantized int8: equal floats are equal int8 codes
+    kernelcase.run_cases_on_board("mps2-an386", CASES, _export, exact=True)
 
 
 # cores with the DSP extension and without MVE: the SMLAD paths compile warning-free for each

@@ -6,13 +6,11 @@ Reference: the real executorch runtime (portable kernels); where those refuse a 
 convolutions), the eager module's outputs. Float results: max abs err <= 1e-5 x max(1, max|ref|)."""
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+from support import kernelcase
 from support.compare import assert_close
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,55 +111,12 @@ class M(torch.nn.Module):
 """, [((1, 8, 7, 5), "cl")]),
 }
 
-HEADER = "import torch\nimport torch.nn.functional as F\n"
-
-
-def _inputs(name: str) -> list[np.ndarray]:
-    rng = np.random.default_rng(int(hashlib.sha256(name.encode()).hexdigest()[:8], 16))
-    return [rng.standard_normal(shape).astype(F) for shape, _ in CASES[name][1]]
-
-
-def _key(name: str) -> str:
-    import importlib.metadata as md
-    h = hashlib.sha256((HEADER + CASES[name][0]).encode())
-    h.update(json.dumps(CASES[name][1]).encode())
-    for pkg in ("torch", "executorch"):
-        h.update(md.version(pkg).encode())
-    return h.hexdigest()[:16]
-
 
 def _export(name: str) -> Path:
-    d = CACHE / f"{name}-{_key(name)}"
-    if (d / "ref.npz").exists():
-        return d
-    import torch
-    from etdeploy import exporting, oracle
-    ns: dict = {}
-    exec(compile(HEADER + CASES[name][0], f"<kernels_f32:{name}>", "exec"), ns)
-    torch.manual_seed(0)
-    module = ns["M"]().eval()
-    arrays = _inputs(name)
-    ex = []
-    for a, (_, lay) in zip(arrays, CASES[name][1]):
-        t = torch.from_numpy(a)
-        ex.append(t.contiguous(memory_format=torch.channels_last) if lay == "cl" else t)
-    ex = tuple(ex)
-    if any(lay == "cl" for _, lay in CASES[name][1]):
-        module = module.to(memory_format=torch.channels_last)
-    d.mkdir(parents=True, exist_ok=True)
-    res = exporting.export_model(module, ex, d, "m", flow="portable", case_inputs=[ex])
-    try:
-        ref = oracle.run_reference(res.pte, arrays)
-    except Exception as e:  # the portable kernels refuse channels_last convolutions: the eager module
-        (d / "ref_is_eager.txt").write_text(str(e))
-        ref = [np.asarray(r) for r in oracle.bundled_cases(res.bpte)["forward"][0][1]]
-    np.savez(d / "ref.npz", *[np.asarray(r) for r in ref])
-    return d
-
-
-def _ref(d: Path) -> list[np.ndarray]:
-    z = np.load(d / "ref.npz")
-    return [z[f"arr_{i}"] for i in range(len(z.files))]
+    """-> dir with m.pte, m.bpte (the inputs, normal floats), ref.npz; "cl" inputs make the module
+    channels_last"""
+    src, specs = CASES[name]
+    return kernelcase.export_case(CACHE, name, ("portable", src, [(list(s), F, lay) for s, lay in specs], False, None))
 
 
 @pytest.mark.build
@@ -169,17 +124,10 @@ def _ref(d: Path) -> list[np.ndarray]:
 def test_f32_case_host(name):
     from support.hostrun import run_host
     d = _export(name)
-    assert_close(run_host(d / "m.bpte"), _ref(d), f"host/{name}")
+    assert_close(run_host(d / "m.bpte"), kernelcase.reference(d), f"host/{name}")
 
 
 @pytest.mark.emu
 def test_f32_cases_on_corstone300():
     """Every case in one image on the Cortex-M55 (Helium paths), against the same references."""
-    from support.boardrun import outputs_per_program
-    from support.suite import require_board
-    require_board("corstone300")
-    names = sorted(CASES)
-    dirs = [_export(n) for n in names]
-    per = outputs_per_program("corstone300", [d / "m.bpte" for d in dirs], "rtol=1e-4", "atol=1e-4")
-    for name, d, ours in zip(names, dirs, per):
-        assert_close(ours, _ref(d), f"corstone300/{name}")
+    kernelcase.run_cases_on_board("corstone300", CASES, _export, "rtol=1e-4", "atol=1e-4")

@@ -2,7 +2,6 @@
 with room, options override, the report says where and why, and nothing fitting shows the fit table
 and the option that helps. One program larger than corstone300's 2 MB SRAM runs from DDR."""
 import dataclasses
-import hashlib
 import json
 
 import pytest
@@ -125,8 +124,8 @@ class M(nn.Module):
 
 def big_program():
     """Exported once, cached under .cache/placement by the source and the package versions."""
-    import importlib.metadata as md
-    key = hashlib.sha256((BIG + md.version("torch") + md.version("executorch")).encode()).hexdigest()[:16]
+    from support.export_key import content_key
+    key = content_key(BIG)
     d = ROOT / ".cache" / "placement" / key
     if not (d / "big.bpte").exists():
         import torch

@@ -10,8 +10,8 @@ Also the two patterns real networks broke on, as small kernel cases:
   on int8, so export keeps it in float and says so.
 - nn.MultiheadAttention: a Cortex-M pass fails on its int8 bmm; export keeps bmm in float.
 
-Exports are cached by content under .cache/realmodels (sources of the models, the export code and
-the package versions): a clean clone exports each once (about 20 s each)."""
+Exports are cached by content under .cache/realmodels (sources of the models, the export code, the
+reference code and the package versions): a clean clone exports each once (about 20 s each)."""
 from __future__ import annotations
 
 import inspect

@@ -90,19 +90,10 @@ def source_files() -> list[Path]:
 
 
 def content_key(prefix: bytes, extra_files=()) -> str:
-    """Export cache key: prefix, the package's sources, extra files (the export code) and the torch,
-    executorch and torchvision versions; 16 hex digits."""
-    import hashlib
-    import importlib.metadata as md
-    h = hashlib.sha256(prefix)
-    for f in [*source_files(), *extra_files]:
-        h.update(Path(f).read_bytes())
-    for pkg in ("torch", "executorch", "torchvision"):
-        try:
-            h.update(md.version(pkg).encode())
-        except md.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:16]
+    """Export cache key (support.export_key): prefix, the package's sources, extra files (the export
+    code), the reference code and the package versions; 16 hex digits."""
+    from support.export_key import content_key as key
+    return key(prefix, files=[*source_files(), *extra_files])
 
 
 def describe(name: str) -> str:

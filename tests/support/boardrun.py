@@ -21,11 +21,17 @@ def scons(board: str, *opts: str, timeout: float = 600, build_dir: Path = BUILD)
 
 
 def build_and_run(board: str, pte: Path | str, *opts: str, timeout: float = 600, build_dir: Path = BUILD) -> dict:
-    """Returns result.json (with 'arrays': outputs as numpy) and the process for its messages. build_dir:
-    a tree of the test's own, when later tests use the image (another test may rebuild the board's)."""
-    p = scons(board, f"pte={pte}", "run=1", *opts, timeout=timeout, build_dir=build_dir)
+    """Returns result.json (with 'arrays': outputs as numpy) and the process for its messages. A build
+    that stops before the run (no result.json) fails with the build's error: the last run's result.json
+    is removed first, so it can never be read as this run's. build_dir: a tree of the test's own, when
+    later tests use the image (another test may rebuild the board's)."""
     run_dir = build_dir / board / "run"
-    doc = json.loads((run_dir / "result.json").read_text()) if (run_dir / "result.json").exists() else {}
+    (run_dir / "result.json").unlink(missing_ok=True)
+    p = scons(board, f"pte={pte}", "run=1", *opts, timeout=timeout, build_dir=build_dir)
+    if not (run_dir / "result.json").exists():
+        raise AssertionError(f"{board}: no run (scons exit {p.returncode}): the build failed\n"
+                             f"{p.stdout[-2000:]}{p.stderr[-3000:]}")
+    doc = json.loads((run_dir / "result.json").read_text())
     doc["_stdout"], doc["_stderr"], doc["_rc"] = p.stdout, p.stderr, p.returncode
     doc["arrays"] = [np.load(run_dir / o["file"]) if "file" in o else np.asarray(o.get("values"))
                      for o in doc.get("outputs", [])]

@@ -1,14 +1,15 @@
 """Export-once kernel cases for tests: a tiny torch module given as source text (defining class M), its
 input specs and a flow, exported with etdeploy.exporting, bundled with its inputs, with reference
 outputs from the real executorch runtime (portable, pt2e) or executorch's cortex_m:: reference ops
-(cortex_m). Cached by content (module source, specs, flow, edge options, torch and executorch
-versions) under the caller's .cache/<dir>/, so a test run re-exports only what changed.
+(cortex_m). Cached by content (module source, specs, flow, edge options, the reference code, package
+versions: support.export_key) under the caller's .cache/<dir>/, so a test run re-exports only what changed.
 
     case = (flow, source, [(shape, dtype, kind), ...], exact, edge)
     d = export_case(cache, name, case, calib_random=0) -> dir with m.pte, m.bpte, ref.npz, ops.json
     d = case_dir(cache, name, source, specs, flow="portable", edge=None)   (same, keyword form)
     reference(d) -> [np.ndarray, ...]       operators(d) -> [str, ...]
     inputs(name, specs) -> the case's inputs (seeded by its name)
+    run_cases_on_board(board, names, export, *scons_opts, check=...): every case in one image on a board
 
 Input kinds: n normal, cl normal channels_last (4-d; the module is made channels_last too by
 export_case), u uniform [-1, 1) (any other kind), w uniform [-4, 4), i ints [0, 10), small ints [0, 4),
@@ -74,22 +75,15 @@ def inputs(name: str, specs) -> list[np.ndarray]:
 
 
 def _hash(source: str, payload) -> str:
-    import importlib.metadata as md
-    h = hashlib.sha256((HEADER + source).encode())
-    h.update(json.dumps(payload).encode())
-    for pkg in ("torch", "executorch"):
-        try:
-            h.update(md.version(pkg).encode())
-        except md.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:16]
+    from support.export_key import content_key
+    return content_key(HEADER + source, json.dumps(payload))
 
 
 def export_case(cache: Path, name: str, case, calib_random: int = 0) -> Path:
-    """The tuple form (test_kernels_b/_c/_cm/_dsp): 4-d "cl" inputs make the module channels_last;
+    """The tuple form (test_kernels_b/_bq/_c/_cm/_dsp/_f32): 4-d "cl" inputs make the module channels_last;
     calib_random more random inputs like the case's join the calibration set."""
     flow, src, specs, exact, edge = case
-    d = Path(cache) / f"{name}-{_hash(src, [flow, specs, exact, edge])}"
+    d = Path(cache) / f"{name}-{_hash(src, [flow, specs, exact, edge, calib_random])}"
     return _export(d, name, src, specs, flow, edge, module_cl=True, calib_random=calib_random)
 
 
@@ -178,3 +172,24 @@ def reference(d: Path) -> list[np.ndarray]:
 
 def operators(d: Path) -> list[str]:
     return json.loads((Path(d) / "ops.json").read_text())
+
+
+def run_cases_on_board(board: str, names, export, *opts: str, bpte: str = "m.bpte", check=None, **tolerance) -> None:
+    """Every case's bundle in one image on a board (skipped, or failed on CI, without the board's tools),
+    run once; export(name) -> the case's dir. Each case's outputs (its last bundled case) against its
+    reference: check(name, ours, ref, what) where given, else compare.assert_close(ours, ref, what,
+    **tolerance); what = "<board>/<name>". opts go to scons (the bundle's own rtol=/atol=: the
+    comparison here is what decides)."""
+    from support.boardrun import outputs_per_program
+    from support.compare import assert_close
+    from support.suite import require_board
+    require_board(board)
+    names = sorted(names)
+    dirs = [Path(export(n)) for n in names]
+    per = outputs_per_program(board, [d / bpte for d in dirs], *opts)
+    for name, d, ours in zip(names, dirs, per):
+        ref, what = reference(d), f"{board}/{name}"
+        if check is not None:
+            check(name, ours, ref, what)
+        else:
+            assert_close(ours, ref, what, **tolerance)

@@ -72,6 +72,8 @@ REQUIRED_OPS = {
         "aten::convolution.out", "aten::addmm.out", "aten::mm.out", "aten::bmm.out", "aten::linear.out",
         "aten::max_pool2d_with_indices.out", "aten::avg_pool2d.out", "aten::_adaptive_avg_pool2d.out",
         "aten::native_layer_norm.out", "aten::_native_batch_norm_legit_no_training.out", "aten::embedding.out",
+    },
+    "test_kernels_bq": {
         "quantized_decomposed::quantize_per_tensor.out", "quantized_decomposed::dequantize_per_tensor.out",
         "quantized_decomposed::quantize_per_tensor.Tensor_out",
         "quantized_decomposed::dequantize_per_tensor.Tensor_out",
@@ -80,5 +82,6 @@ REQUIRED_OPS = {
         "cortex_m::quantized_conv2d.out", "cortex_m::quantized_depthwise_conv2d.out", "cortex_m::quantized_add.out",
         "cortex_m::quantized_mul.out", "cortex_m::quantized_max_pool2d.out", "cortex_m::quantized_avg_pool2d.out",
         "cortex_m::softmax.out", "cortex_m::transpose.out", "cortex_m::pad.out",
+        "cortex_m::quantized_transpose_conv2d.out",
     },
 }

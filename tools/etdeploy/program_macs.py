@@ -7,7 +7,8 @@
 A layer's kind: "pointwise" (1x1 convolution), "conv" (KxK convolution), "depthwise" (one input
 channel per group), "linear" (linear / matmul forms) or "other" (no MACs counted). Its arithmetic is
 "int8" when the instruction's first tensor argument is 8-bit (cortex_m::quantized_* and the
-quantized_decomposed forms consume int8), else "float".
+quantized_decomposed forms consume int8), else "float". A transposed convolution counts every input
+pixel times every weight (what the scatter form computes; outputs cropped by padding included).
 """
 from __future__ import annotations
 
@@ -95,6 +96,8 @@ def layers(program: Path | str | bytes, method: str = "forward") -> list[Layer]:
             cout = outt.sizes[1]                                       # sizes are logical (NCHW)
             per_out = prod(w.sizes) // cout                              # weight elements per output
             macs = prod(outt.sizes) * per_out
+            if _transposed(base, args) and x is not None and len(x.sizes) == 4:
+                macs = x.sizes[0] * x.sizes[2] * x.sizes[3] * prod(w.sizes)   # each input pixel x every weight
             cin = x.sizes[1] if x is not None and len(x.sizes) == 4 else 0
             groups = next((a[1] for a in args[::-1] if isinstance(a, tuple) and a[0] == "Int"), 1) \
                 if base == "convolution" else 1
@@ -107,6 +110,11 @@ def layers(program: Path | str | bytes, method: str = "forward") -> list[Layer]:
             kernel = _kernel(w, cout, cin, kind)
         out.append(Layer(i, op, kind, macs, _arith(tens[0]) if macs else "float", kernel))
     return out
+
+
+def _transposed(base: str, args) -> bool:
+    """cortex_m::quantized_transpose_conv2d*, or aten convolution's `transposed` argument (the 7th)."""
+    return "transpose_conv" in base or (base == "convolution" and len(args) > 6 and args[6] == ("Bool", True))
 
 
 def _kernel(w, cout: int, cin: int, kind: str) -> tuple:

@@ -1,0 +1,31 @@
+"""The one content key for cached exports (kernel cases, real networks, benchmarks): what the caller
+names (module source, options, the export code it depends on), the reference code that computes the
+expected outputs (tools/etdeploy/oracle*.py: a change there must re-compute them) and the torch,
+executorch and torchvision versions."""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+from pathlib import Path
+
+ETDEPLOY = Path(__file__).resolve().parents[2] / "tools" / "etdeploy"
+PACKAGES = ("torch", "executorch", "torchvision")
+
+
+def reference_sources() -> list[Path]:
+    """The reference code: the .pte interpreter and the portable kernels' arithmetic."""
+    return sorted(ETDEPLOY.glob("oracle*.py"))
+
+
+def content_key(*parts: bytes | str, files=(), digits: int = 16) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else p.encode())
+    for f in [*files, *reference_sources()]:
+        h.update(Path(f).name.encode() + b"\0" + Path(f).read_bytes())
+    for pkg in PACKAGES:
+        try:
+            h.update(f"{pkg}={md.version(pkg)}".encode())
+        except md.PackageNotFoundError:
+            pass
+    return h.hexdigest()[:digits]
