@@ -12,6 +12,9 @@ typedef struct et_kctx {
   uint32_t err_detail;     /* kernel may put the failing arg index here */
   uint32_t prepare;        /* 1: the load-time call (see ET_STATE): check, fill state, touch no data */
   void *state;             /* this instruction's state block (ET_STATE), or NULL */
+  void *scratch;           /* the method's planned scratch (ET_SCRATCH), 16-aligned, or NULL */
+  uint32_t scratch_size;   /* bytes at scratch */
+  uint32_t scratch_need;   /* out, load-time call: the bytes this call needs (ET_SCRATCH) */
 } et_kctx;
 
 typedef et_status (*et_kernel_fn)(et_kctx *ctx, et_value *const *args, uint32_t nargs);
@@ -24,6 +27,31 @@ typedef et_status (*et_kernel_fn)(et_kctx *ctx, et_value *const *args, uint32_t 
  * Execution calls then find the block in ctx->state. ctx->state is NULL when the caller has no state
  * (host harnesses): kernels must work without it. */
 #define ET_STATE(opname, bytes) _Static_assert((bytes) > 0, opname)
+
+/* Planned scratch: working memory a kernel needs for one call (im2col chunks, padded images, packed
+ * weights) is planned at bake time, never a large stack buffer. An operator that declares
+ * ET_SCRATCH(opname) (scanned by bake like ET_OP) gets one call at method load with ctx->prepare = 1
+ * in which it checks its arguments and sets ctx->scratch_need to the bytes it needs, from shapes and
+ * int arguments only (never data); bake computes the same number in Python
+ * (tools/etdeploy/kernel_scratch.py, one function per kernel family) and sizes the method pool with
+ * the largest need of the method's calls (calls run one at a time, so they share one block). The load
+ * fails with ET_ERR_SCRATCH, naming the instruction and both numbers, when a call's need differs from
+ * bake's plan. Execution calls find the block in ctx->scratch (ctx->scratch_size bytes); a kernel
+ * takes it with et_scratch(ctx, need), which is NULL when the block is too small (host harnesses
+ * without a plan): the kernel then returns ET_ERR_SCRATCH, it never overflows. See
+ * firmware/kernels/README.md for how a kernel declares its scratch. */
+#define ET_SCRATCH(opname) _Static_assert(sizeof(opname) > 1, opname)
+static inline void *et_scratch(et_kctx *ctx, uint32_t need) {
+  if (!need) return ctx->scratch;
+  return ctx->scratch && need <= ctx->scratch_size ? ctx->scratch : (void *)0;
+}
+/* The common tail of a kernel with scratch: at load, report the need; at run, the block or an error. */
+#define ET_SCRATCH_TAKE(ctx, need, ptr)                                     \
+  do {                                                                      \
+    if ((ctx)->prepare) { (ctx)->scratch_need = (need); return ET_OK; }     \
+    (ptr) = et_scratch((ctx), (need));                                      \
+    if (!(ptr) && (need)) { (ctx)->err_detail = (need); return ET_ERR_SCRATCH; } \
+  } while (0)
 
 /* Registration marker, scanned by the bake step (tools/etdeploy/kernels.py) to map operator names
  * to functions and source files. Expands to a prototype so a typo in the name fails to compile. */

@@ -99,6 +99,8 @@ typedef struct et_method {
   const et_kernel_fn *ops; uint32_t n_ops;
   et_error_info err;
   uint32_t index;             /* plan index */
+  uint8_t *scratch;           /* kernel scratch (ET_SCRATCH), shared by the calls, from the pool */
+  uint32_t scratch_size;
 } et_method;
 
 typedef struct et_method_memory {
@@ -107,6 +109,9 @@ typedef struct et_method_memory {
   const uint32_t *arena_sizes;
   uint32_t n_arenas;
   const uint16_t *op_state;   /* per operator: bytes of kernel state (ET_STATE), or NULL: none */
+  const uint8_t *op_scratch;  /* per operator: 1 if it declares ET_SCRATCH, or NULL: none does */
+  const uint32_t *scratch_plan; /* per instruction (all chains, in order): bake's scratch bytes */
+  uint32_t scratch_size;      /* the method's scratch block: the largest of scratch_plan */
 } et_method_memory;
 
 et_status et_method_load(et_method *m, et_program *p, uint32_t plan_index, const et_method_memory *mem,

@@ -164,6 +164,14 @@ def summary(rep: dict) -> str:
         if kind in placed:
             d = placed[kind]
             lines.append(f"  {kind} -> {d['region']} ({_kib(d['bytes'])}): {d['why']}")
+    for prog in (rep.get("bake") or {}).get("programs") or []:   # the kernels' planned scratch, in the pools
+        for m in prog.get("methods") or []:
+            sc = m.get("scratch") or {}
+            if sc.get("bytes"):
+                top = sc.get("largest") or {}
+                lines.append(f"  kernel scratch {Path(prog['file']).name}:{m['name']}: {_kib(sc['bytes'])} of its pool "
+                             f"{_kib(m['pool_bytes'])} ({sc['calls']} call(s), {sc['isa']}; largest "
+                             f"{top.get('operator', '?')} at instruction {top.get('instruction', '?')})")
     if rep.get("stack"):
         from .stack_budget import describe
         lines.append(describe(rep))

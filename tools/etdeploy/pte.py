@@ -60,6 +60,7 @@ class PoolCounts:
     instr_arrays: dict = field(default_factory=dict) # n -> count of ET_A(n*sizeof(et_instr))
     delegates: int = 0
     kernel_state: int = 0        # bytes of et_kernel_state blocks (bake fills it from ET_STATE)
+    scratch: int = 0             # the kernels' planned scratch block (bake: etdeploy.kernel_scratch), 16-aligned
 
 
 @dataclass
@@ -74,6 +75,10 @@ class MethodInfo:
     kernel_calls: list[tuple[int, int]]   # (op index, nargs)
     counts: PoolCounts
     values: int
+    # per KernelCall (chain order): (instruction ordinal over all chains, op index, [argument]) where an
+    # argument is a TensorInfo, (kind, scalar) or ("IntList", [ints]): what kernel_scratch sizes from
+    calls: list = field(default_factory=list)
+    scratch_plan: list = field(default_factory=list)   # per instruction: planned scratch bytes (bake)
 
 
 @dataclass
@@ -123,6 +128,17 @@ def _describe(v: dict):
     return (kind, None)
 
 
+def _arg(values: list, idx: int):
+    """A kernel argument as the kernels see it: int lists resolved to their ints."""
+    if not 0 <= idx < len(values):
+        return ("Null", None)
+    v = values[idx]
+    if v.get("val_type") == "IntList":
+        items = [values[i] for i in v["val"].get("items") or [] if 0 <= i < len(values)]
+        return ("IntList", [int(x["val"]["int_val"]) for x in items if x.get("val_type") == "Int"])
+    return _describe(v)
+
+
 def _method(plan: dict, path: Path) -> MethodInfo:
     values = plan.get("values") or []
     c = PoolCounts(values=len(values))
@@ -149,13 +165,13 @@ def _method(plan: dict, path: Path) -> MethodInfo:
     ops = [f"{o.get('name') or ''}.{o.get('overload') or 'default'}" for o in plan.get("operators") or []]
     chains = plan.get("chains") or []
     c.chains = len(chains)
-    n_instr, kcalls = 0, []
+    n_instr, kcalls, calls = 0, [], []
     for ch in chains:
         ins = ch.get("instructions") or []
         n_instr += len(ins)
         if ins:
             c.instr_arrays[len(ins)] = c.instr_arrays.get(len(ins), 0) + 1
-        for i in ins:
+        for k, i in enumerate(ins, n_instr - len(ins)):
             kind, body = i.get("instr_args_type"), i.get("instr_args") or {}
             if kind in ("KernelCall", "DelegateCall"):
                 n = len(body.get("args") or [])
@@ -163,11 +179,12 @@ def _method(plan: dict, path: Path) -> MethodInfo:
                     c.ptr_arrays[n] = c.ptr_arrays.get(n, 0) + 1
                 if kind == "KernelCall":
                     kcalls.append((body.get("op_index", 0), n))
+                    calls.append((k, body.get("op_index", 0), [_arg(values, a) for a in body.get("args") or []]))
     inputs = [_describe(values[i]) for i in plan.get("inputs") or [] if 0 <= i < len(values)]
     outputs = [_describe(values[i]) for i in plan.get("outputs") or [] if 0 <= i < len(values)]
     c.delegates = len(plan.get("delegates") or [])
     return MethodInfo(plan.get("name") or "", ops, inputs, outputs, list(plan.get("non_const_buffer_sizes") or [0]),
-                      [], n_instr, kcalls, c, len(values))
+                      [], n_instr, kcalls, c, len(values), calls)
 
 
 def _delegates(prog: dict, plan: dict, base: int, seg_base: int, size: int) -> list[DelegateInfo]:

@@ -327,6 +327,22 @@ CM_HOT static void qdl_row_part(const qdl_block *b, const qdl_row *r) { qdl_row_
 CM_HOT static void qdl_row_bcast(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, true, true); }
 CM_HOT static void qdl_row_bcast_part(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, false, true); }
 
+/* Planned scratch of qdw_lanes at c->scr (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): the
+ * padded block image (Hp x Wp pixels of es bytes) or else the band (Hb rows x Wp x 16), each while it fits
+ * QDL_PAD (the band planned even where QDL_ASM is off: the size does not depend on -O). */
+static uint32_t qdl_scratch(const qconv *c) {
+  const int32_t KH = c->KH, KW = c->KW, T = KH * KW, C = c->x.c, OH = c->y.h, OW = c->y.w;
+  const bool bcast = C == 1;
+  if (!c->depthwise || (!bcast && c->opg != 1) || T > QDL_TAPS || T < 1 || OW > QDL_COLS || (!bcast && c->x.sc != 1) ||
+      c->y.sc != 1 || c->in_off < -127 || c->in_off > 128 || c->out_off < -255 || c->out_off > 255 ||
+      c->amin < -128 || c->amax > 127 || c->amin > c->amax)
+    return 0;
+  const int64_t es = bcast ? 1 : 16, Wp = (int64_t)(OW - 1) * c->sw + (int64_t)(KW - 1) * c->dw + 1;
+  const int64_t Hp = (int64_t)(OH - 1) * c->sh + (int64_t)(KH - 1) * c->dh + 1, Hb = (int64_t)(KH - 1) * c->dh + 1;
+  if (Hp * Wp * es <= QDL_PAD) return (uint32_t)(Hp * Wp * es);
+  return !bcast && c->dw == 1 && Hb * Wp * 16 <= QDL_PAD ? (uint32_t)(Hb * Wp * 16) : 0u;
+}
+
 /* false: not this path (nothing written) */
 static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t KH = c->KH, KW = c->KW, T = KH * KW, C = c->x.c, O = c->y.c, OH = c->y.h, OW = c->y.w;
@@ -355,11 +371,11 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
   /* small images: padded into a stack buffer once per block, then no tap checks (their borders are a large share) */
   const int32_t es = bcast ? 1 : 16;
   const int32_t Hp = (OH - 1) * c->sh + (KH - 1) * c->dh + 1, Wp = (OW - 1) * c->sw + (KW - 1) * c->dw + 1;
-  const bool padded = (int64_t)Hp * Wp * es <= QDL_PAD;
+  const bool padded = (int64_t)Hp * Wp * es <= QDL_PAD && c->scr;
   /* too large: a band of the rows one output row reads (asm blocks only: see the loop) */
   const int32_t Hb = (KH - 1) * c->dh + 1;
-  const bool band_fits = !padded && !bcast && QDL_ASM && c->dw == 1 && (int64_t)Hb * Wp * 16 <= QDL_PAD;
-  int8_t pbuf[QDL_PAD] __attribute__((aligned(16)));
+  const bool band_fits = !padded && c->scr && !bcast && QDL_ASM && c->dw == 1 && (int64_t)Hb * Wp * 16 <= QDL_PAD;
+  int8_t *const pbuf = c->scr;   /* qdl_scratch(c) bytes, 16-aligned */
   ptrdiff_t ptoff[QDL_TAPS];
   for (int32_t kh = 0; padded && kh < KH; kh++)
     for (int32_t kw = 0; kw < KW; kw++) ptoff[kh * KW + kw] = ((ptrdiff_t)kh * c->dh * Wp + (ptrdiff_t)kw * c->dw) * es;
