@@ -88,6 +88,33 @@ def test_bounds_come_from_the_kernels_defines():
         kernel_scratch.call_bytes("cortex_m::quantized_conv2d.out", [], "sse")
 
 
+@pytest.mark.unit
+def test_arena_gaps_avoid_every_tensor_live_at_the_call():
+    """Three calls over one 256-byte arena: x (input, whole method) at 0..63, a (out of call 0, read by 1) at
+    64..127, b (out of call 1, the output) at 128..191, c (executorch's per-call scratch of call 1) at 192..255.
+    Scratch of 64 bytes: call 0 may use 128..191 (b is written by call 1 only); call 1 has no gap (pool block);
+    call 2 may use 64..127 (a is dead). A tensor read before any call writes it (state kept between
+    executions) is never used."""
+    from types import SimpleNamespace
+    from etdeploy import scratch_place
+    K = "KernelCall"
+    m = SimpleNamespace(instructions=3, arenas=[0, 256], io_values=((10,), (12,)),
+                        planned={10: (1, 0, 64, False), 11: (1, 64, 64, False), 12: (1, 128, 64, False),
+                                 13: (1, 192, 64, False)},
+                        instr_uses=[(K, [10, 11], 11), (K, [11, 13, 12], 12), (K, [12, 12], 12)])
+    mem, off, block = scratch_place.place(m, [64, 64, 64])
+    assert (mem, off, block) == ([1, 0, 1], [128, 0, 64], 64)
+    assert scratch_place.place(m, [0, 0, 65])[0] == [0, 0, 0]   # too large for any gap: the block
+    # b read by call 0 before call 1 writes it: it may hold the last execution's state, so it is kept
+    m.instr_uses[0] = (K, [10, 12, 11], 11)
+    assert scratch_place.place(m, [64, 0, 64])[1] == [192, 0, 64]
+    m.instr_uses[0] = (K, [10, 11], 11)
+    # a move (or a jump) makes value liveness unsound: every call in the block
+    m.instr_uses.append(("MoveCall", [12, 11], None))
+    m.instructions = 4
+    assert scratch_place.place(m, [64, 64, 64, 0])[0] == [0, 0, 0, 0]
+
+
 @pytest.mark.build
 def test_plan_covers_every_scratch_path_and_heads_the_pool(tmp_path):
     """On the Helium board every conv call and every depthwise call is planned (the largest figure, 16-aligned,
@@ -103,7 +130,11 @@ def test_plan_covers_every_scratch_path_and_heads_the_pool(tmp_path):
         assert not any(_plan(pte, board)[0]), board
     res = bake.bake([pte], config.load_board("corstone300"), tmp_path / "gen", {})
     mb = res.programs[0].method("forward")
-    assert mb.counts.scratch == (max(plan) + 15) & ~15
+    pooled = [n for n, a in zip(mb.scratch_plan, mb.scratch_mem) if a == 0]
+    assert mb.scratch_plan == plan and mb.counts.scratch == (max(pooled, default=0) + 15) & ~15
+    assert any(mb.scratch_mem), "no call found a free gap in the arena"
+    for n, a, o in zip(mb.scratch_plan, mb.scratch_mem, mb.scratch_off):
+        assert not a or (o % 16 == 0 and o + n <= mb.arenas[a])
     rep = res.report["programs"][0]["methods"][0]
     assert rep["scratch"]["bytes"] == mb.counts.scratch and rep["scratch"]["isa"] == "mve"
     without = bake.pool_bytes(mb.counts, 4) - mb.counts.scratch

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import delegates, fbs, kernel_scratch, kernels, placing
+from . import delegates, fbs, kernel_scratch, kernels, placing, scratch_place
 from .errors import BakeError, MissingOperators
 from .pte import ProgramInfo, read_program
 
@@ -118,17 +118,20 @@ def _count_kernel_state(progs: list[ProgramInfo], cat: dict[str, kernels.Kernel]
 
 
 def _plan_scratch(progs: list[ProgramInfo], cat: dict[str, kernels.Kernel], isa: str) -> None:
-    """Each call of an ET_SCRATCH operator gets its figure (etdeploy.kernel_scratch); the method's block,
-    shared by its calls (they run one at a time), is the largest, taken from the pool first."""
+    """Each call of an ET_SCRATCH operator gets its figure (etdeploy.kernel_scratch) and a place
+    (etdeploy.scratch_place): a gap of the planned arenas free during the call, else the method's scratch
+    block, shared by the calls placed there (they run one at a time) and taken from the pool first."""
     for p in progs:
         for m in p.methods:
             m.scratch_plan = kernel_scratch.plan(m, cat, isa)
-            m.counts.scratch = (max(m.scratch_plan, default=0) + 15) & ~15
+            m.scratch_mem, m.scratch_off, m.counts.scratch = scratch_place.place(m, m.scratch_plan)
 
 
 def _scratch_report(m, isa: str) -> dict:
     top = max(range(len(m.scratch_plan)), key=lambda k: m.scratch_plan[k], default=None)
-    rep = {"bytes": m.counts.scratch, "isa": isa, "calls": sum(1 for n in m.scratch_plan if n)}
+    rep = {"bytes": m.counts.scratch, "isa": isa, "calls": sum(1 for n in m.scratch_plan if n),
+           "in_arenas": sum(1 for n, a in zip(m.scratch_plan, m.scratch_mem) if n and a),
+           "largest_need": max(m.scratch_plan, default=0)}
     if top is not None and m.scratch_plan[top]:
         op = next((m.operators[oi] for k, oi, _ in m.calls if k == top), "")
         rep["largest"] = {"instruction": top, "operator": op, "bytes": m.scratch_plan[top]}
@@ -212,6 +215,10 @@ def render_model(progs: list[ProgramInfo], cat: dict, blob_paths: list[Path], op
                            f"{{{', '.join('1u' if cat[op].scratch else '0u' for op in m.operators)}}};")
                 out.append(f"static const uint32_t et_scratch_plan_{tag}[] = "
                            f"{{{', '.join(f'{n}u' for n in m.scratch_plan) or '0u'}}};")
+                out.append(f"static const uint8_t et_scratch_mem_{tag}[] = "
+                           f"{{{', '.join(f'{n}u' for n in m.scratch_mem) or '0u'}}};")
+                out.append(f"static const uint32_t et_scratch_off_{tag}[] = "
+                           f"{{{', '.join(f'{n}u' for n in m.scratch_off) or '0u'}}};")
             arena_ptrs, arena_sizes = [], []
             for mid, sz in enumerate(m.arenas):
                 if mid == 0 or sz == 0:
@@ -235,8 +242,8 @@ def render_model(progs: list[ProgramInfo], cat: dict, blob_paths: list[Path], op
                        f"et_arena_sizes_{tag}, {len(m.arenas)}u, et_pool_{tag}, sizeof(et_pool_{tag}), "
                        f"{f'et_op_state_{tag}' if any(cat[op].state for op in m.operators) else '0'}, "
                        f"&et_method_state_{tag}, "
-                       + (f"et_op_scratch_{tag}, et_scratch_plan_{tag}, {m.counts.scratch}u}},"
-                          if _uses_scratch(m, cat) else "0, 0, 0u},"))
+                       + (f"et_op_scratch_{tag}, et_scratch_plan_{tag}, {m.counts.scratch}u, et_scratch_mem_{tag}, "
+                          f"et_scratch_off_{tag}}}," if _uses_scratch(m, cat) else "0, 0, 0u, 0, 0},"))
         out.append("};")
     out.append("")
     out.append("const et_baked_program et_baked_programs[] = {")

@@ -79,6 +79,14 @@ class MethodInfo:
     # argument is a TensorInfo, (kind, scalar) or ("IntList", [ints]): what kernel_scratch sizes from
     calls: list = field(default_factory=list)
     scratch_plan: list = field(default_factory=list)   # per instruction: planned scratch bytes (bake)
+    scratch_mem: list = field(default_factory=list)    # per instruction: arena mem_id of its scratch, 0 = pool block
+    scratch_off: list = field(default_factory=list)    # per instruction: offset in that arena
+    # what the arena placement of kernel scratch reads (etdeploy.scratch_place): per instruction (kind, value
+    # indices it uses with tensor lists expanded, the last argument of a KernelCall or None); planned tensors
+    # by value index: (mem_id, offset, bytes, has initial data); the method's input and output value indices
+    instr_uses: list = field(default_factory=list)
+    planned: dict = field(default_factory=dict)
+    io_values: tuple = ((), ())
 
 
 @dataclass
@@ -139,6 +147,30 @@ def _arg(values: list, idx: int):
     return _describe(v)
 
 
+def _uses(values: list, kind, body: dict) -> tuple:
+    """(kind, the value indices an instruction touches, tensor lists expanded, the KernelCall's last argument)."""
+    if kind in ("KernelCall", "DelegateCall"):
+        idx = list(body.get("args") or [])
+    elif kind == "MoveCall":
+        idx = [body.get("move_from", -1), body.get("move_to", -1)]
+    elif kind == "JumpFalseCall":
+        idx = [body.get("cond_value_index", -1)]
+    elif kind == "FreeCall":
+        idx = [body.get("value_index", -1)]
+    else:
+        idx = []
+    out = []
+    for a in idx:
+        if not 0 <= a < len(values):
+            continue
+        out.append(a)
+        v = values[a]
+        if v.get("val_type") in ("TensorList", "OptionalTensorList"):
+            out += [i for i in (v.get("val") or {}).get("items") or [] if 0 <= i < len(values)]
+    last = idx[-1] if kind == "KernelCall" and idx else None
+    return (kind, out, last)
+
+
 def _method(plan: dict, path: Path) -> MethodInfo:
     values = plan.get("values") or []
     c = PoolCounts(values=len(values))
@@ -165,7 +197,7 @@ def _method(plan: dict, path: Path) -> MethodInfo:
     ops = [f"{o.get('name') or ''}.{o.get('overload') or 'default'}" for o in plan.get("operators") or []]
     chains = plan.get("chains") or []
     c.chains = len(chains)
-    n_instr, kcalls, calls = 0, [], []
+    n_instr, kcalls, calls, uses = 0, [], [], []
     for ch in chains:
         ins = ch.get("instructions") or []
         n_instr += len(ins)
@@ -173,6 +205,7 @@ def _method(plan: dict, path: Path) -> MethodInfo:
             c.instr_arrays[len(ins)] = c.instr_arrays.get(len(ins), 0) + 1
         for k, i in enumerate(ins, n_instr - len(ins)):
             kind, body = i.get("instr_args_type"), i.get("instr_args") or {}
+            uses.append(_uses(values, kind, body))
             if kind in ("KernelCall", "DelegateCall"):
                 n = len(body.get("args") or [])
                 if n:
@@ -183,8 +216,13 @@ def _method(plan: dict, path: Path) -> MethodInfo:
     inputs = [_describe(values[i]) for i in plan.get("inputs") or [] if 0 <= i < len(values)]
     outputs = [_describe(values[i]) for i in plan.get("outputs") or [] if 0 <= i < len(values)]
     c.delegates = len(plan.get("delegates") or [])
-    return MethodInfo(plan.get("name") or "", ops, inputs, outputs, list(plan.get("non_const_buffer_sizes") or [0]),
-                      [], n_instr, kcalls, c, len(values), calls)
+    m = MethodInfo(plan.get("name") or "", ops, inputs, outputs, list(plan.get("non_const_buffer_sizes") or [0]),
+                   [], n_instr, kcalls, c, len(values), calls)
+    m.instr_uses = uses
+    m.planned = {i: (t.mem_id, t.offset, t.nbytes, t.constant_index > 0) for i, v in enumerate(values) if v.get("val_type") == "Tensor"
+                 for t in [_tensor(v["val"])] if t.mem_id is not None and t.mem_id >= 1}
+    m.io_values = (tuple(plan.get("inputs") or ()), tuple(plan.get("outputs") or ()))
+    return m
 
 
 def _delegates(prog: dict, plan: dict, base: int, seg_base: int, size: int) -> list[DelegateInfo]:
