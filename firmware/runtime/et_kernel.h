@@ -29,17 +29,19 @@ typedef et_status (*et_kernel_fn)(et_kctx *ctx, et_value *const *args, uint32_t 
 #define ET_STATE(opname, bytes) _Static_assert((bytes) > 0, opname)
 
 /* Planned scratch: working memory a kernel needs for one call (im2col chunks, padded images, packed
- * weights) is planned at bake time, never a large stack buffer. An operator that declares
+ * weights, folded biases) is planned at bake time, never a large stack buffer. An operator that declares
  * ET_SCRATCH(opname) (scanned by bake like ET_OP) gets one call at method load with ctx->prepare = 1
  * in which it checks its arguments and sets ctx->scratch_need to the bytes it needs, from shapes and
  * int arguments only (never data); bake computes the same number in Python
- * (tools/etdeploy/kernel_scratch.py, one function per kernel family) and sizes the method pool with
- * the largest need of the method's calls (calls run one at a time, so they share one block). The load
+ * (tools/etdeploy/kernel_scratch.py, one function per kernel family) and places it
+ * (tools/etdeploy/scratch_place.py): in a gap of the planned arenas free during the call, or in a block at
+ * the head of the method pool shared by the calls placed there (calls run one at a time). The load
  * fails with ET_ERR_SCRATCH, naming the instruction and both numbers, when a call's need differs from
- * bake's plan. Execution calls find the block in ctx->scratch (ctx->scratch_size bytes); a kernel
- * takes it with et_scratch(ctx, need), which is NULL when the block is too small (host harnesses
- * without a plan): the kernel then returns ET_ERR_SCRATCH, it never overflows. See
- * firmware/kernels/README.md for how a kernel declares its scratch. */
+ * bake's plan. Execution calls find their scratch in ctx->scratch (ctx->scratch_size bytes, 16-aligned); a
+ * kernel takes it with et_scratch(ctx, need), which is NULL when it is too small (host harnesses without
+ * a plan): the kernel then returns ET_ERR_SCRATCH, it never overflows. How a kernel declares it: one named
+ * buffer per path with its bound as a #define, a size function next to it, ET_SCRATCH_TAKE (README.md,
+ * "Kernels"). */
 #define ET_SCRATCH(opname) _Static_assert(sizeof(opname) > 1, opname)
 static inline void *et_scratch(et_kctx *ctx, uint32_t need) {
   if (!need) return ctx->scratch;

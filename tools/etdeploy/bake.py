@@ -124,7 +124,8 @@ def _plan_scratch(progs: list[ProgramInfo], cat: dict[str, kernels.Kernel], isa:
     for p in progs:
         for m in p.methods:
             m.scratch_plan = kernel_scratch.plan(m, cat, isa)
-            m.scratch_mem, m.scratch_off, m.counts.scratch = scratch_place.place(m, m.scratch_plan)
+            m.scratch_mem, m.scratch_off, m.counts.scratch = scratch_place.place(m, m.scratch_plan,
+                                                                               kernel_scratch.untouched(m))
 
 
 def _scratch_report(m, isa: str) -> dict:

@@ -3,8 +3,8 @@ constants) each kernel call needs, worked out at bake from the call's argument s
 the board's ISA (Helium "mve", the DSP extension "dsp", or "plain" C).
 
 One function per kernel family, each the mirror of a C size function next to the kernel's buffer
-(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdw_as_conv_scratch` in
-firmware/kernels/cortex_m/). Calls run one at a time, so a method needs the largest of its calls' figures:
+(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
+`cm_dsp_dw_scratch` in firmware/kernels/cortex_m/). Calls run one at a time, so a method needs the largest of its calls' figures:
 bake puts that block at the base of the method pool. At method load every call of an ET_SCRATCH operator
 reports its own figure (ctx->scratch_need) and the load fails (ET_ERR_SCRATCH) where it is not bake's: a
 model that builds never runs short of scratch mid-inference. The buffers' bounds are read from the
@@ -20,7 +20,8 @@ from .errors import BakeError
 from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
-_BOUNDS = ("QC_COLS", "QC_MAXO", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH")
+_BOUNDS = ("QC_COLS", "QC_MAXO", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
+           "CM_DSP_WK", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C")
 ISAS = ("mve", "dsp", "plain")
 
 
@@ -195,15 +196,38 @@ def qdw_plane(c: dict) -> int:
     return _a16(Hn * Wp) + OH * 4 * Wp + 16
 
 
+def dsp_conv(c: dict) -> int:
+    """dsp_conv.h cm_dsp_conv_scratch: a pointwise call's input rows widened to int16 (cm_dsp_gemm_wide)."""
+    b, C = bounds(), c["x"]["c"]
+    if (c["depthwise"] or c["cpg"] != C or c["x"]["sc"] != 1 or c["x"]["sw"] != C or c["dw"] != 1
+            or c["KH"] * c["KW"] > b["CM_DSP_TAPS"] or C <= 0
+            or not (c["KH"] == 1 and c["KW"] == 1 and c["ph"] == 0 and c["pw"] == 0)):
+        return 0
+    return 16 * (C >> 2) if C <= b["CM_DSP_WK"] else 0
+
+
+def dsp_dw(c: dict) -> int:
+    """dsp_dw.h cm_dsp_dw_scratch: the 3x3 per-channel path's folded biases."""
+    b, T, O = bounds(), c["KH"] * c["KW"], c["y"]["c"]
+    if not 1 <= T <= b["CM_DSP_DW_TAPS"] or c["opg"] >= 4 or not (c["opg"] == 1 and c["x"]["sc"] == 1
+                                                                   and c["x"]["c"] >= 4):
+        return 0
+    return 4 * O if c["KH"] == 3 and c["KW"] == 3 and O <= b["CM_DSP_DW_C"] else 0
+
+
 def _conv(args: list, isa_: str, nhwc: bool) -> int:
     c = qconv(args, False, nhwc)
-    return qconv_mve(c) if c and isa_ == "mve" else 0
+    if not c or isa_ == "plain":
+        return 0
+    return qconv_mve(c) if isa_ == "mve" else dsp_conv(c)
 
 
 def _depthwise(args: list, isa_: str, nhwc: bool) -> int:
     c = qconv(args, True, nhwc)
-    if not c or isa_ != "mve":
+    if not c or isa_ == "plain":
         return 0
+    if isa_ == "dsp":
+        return dsp_dw(c)
     return max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c))
 
 
@@ -214,6 +238,27 @@ FORMULAS = {
     "cortex_m::quantized_depthwise_conv2d.out": lambda a, i: _depthwise(a, i, False),
     "cortex_m::quantized_depthwise_conv2d_nhwc.out": lambda a, i: _depthwise(a, i, True),
 }
+
+
+# operator -> argument index our kernel never touches: executorch's `Tensor scratch` (sized for CMSIS-NN),
+# planned in the arena for that call only; scratch_place may put the call's own scratch over it
+UNTOUCHED_ARG = {
+    "cortex_m::quantized_conv2d.out": 12, "cortex_m::quantized_conv2d_nhwc.out": 12,
+    "cortex_m::quantized_depthwise_conv2d.out": 13, "cortex_m::quantized_depthwise_conv2d_nhwc.out": 13,
+}
+
+
+def untouched(method):
+    """k -> the value indices instruction k's kernel never touches (for scratch_place.place)."""
+    def f(k: int) -> list[int]:
+        kind, _, _, args = method.instr_uses[k]
+        if kind != "KernelCall":
+            return []
+        oi = next((o for kk, o, _ in method.calls if kk == k), None)
+        op = method.operators[oi] if oi is not None and 0 <= oi < len(method.operators) else ""
+        i = UNTOUCHED_ARG.get(op)
+        return [args[i]] if i is not None and i < len(args) else []
+    return f
 
 
 def call_bytes(op: str, args: list, isa_: str) -> int:

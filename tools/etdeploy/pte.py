@@ -82,8 +82,9 @@ class MethodInfo:
     scratch_mem: list = field(default_factory=list)    # per instruction: arena mem_id of its scratch, 0 = pool block
     scratch_off: list = field(default_factory=list)    # per instruction: offset in that arena
     # what the arena placement of kernel scratch reads (etdeploy.scratch_place): per instruction (kind, value
-    # indices it uses with tensor lists expanded, the last argument of a KernelCall or None); planned tensors
-    # by value index: (mem_id, offset, bytes, has initial data); the method's input and output value indices
+    # indices it uses with tensor lists expanded, the last argument of a KernelCall or None, its arguments); planned tensors
+    # by value index: (mem_id, offset, bytes or None for an unknown dtype, has initial data); the method's input
+    # and output value indices
     instr_uses: list = field(default_factory=list)
     planned: dict = field(default_factory=dict)
     io_values: tuple = ((), ())
@@ -148,7 +149,8 @@ def _arg(values: list, idx: int):
 
 
 def _uses(values: list, kind, body: dict) -> tuple:
-    """(kind, the value indices an instruction touches, tensor lists expanded, the KernelCall's last argument)."""
+    """(kind, the value indices an instruction touches, tensor lists expanded, the KernelCall's last argument,
+    the KernelCall's arguments as given)."""
     if kind in ("KernelCall", "DelegateCall"):
         idx = list(body.get("args") or [])
     elif kind == "MoveCall":
@@ -168,7 +170,7 @@ def _uses(values: list, kind, body: dict) -> tuple:
         if v.get("val_type") in ("TensorList", "OptionalTensorList"):
             out += [i for i in (v.get("val") or {}).get("items") or [] if 0 <= i < len(values)]
     last = idx[-1] if kind == "KernelCall" and idx else None
-    return (kind, out, last)
+    return (kind, out, last, idx if kind == "KernelCall" else [])
 
 
 def _method(plan: dict, path: Path) -> MethodInfo:
@@ -219,7 +221,7 @@ def _method(plan: dict, path: Path) -> MethodInfo:
     m = MethodInfo(plan.get("name") or "", ops, inputs, outputs, list(plan.get("non_const_buffer_sizes") or [0]),
                    [], n_instr, kcalls, c, len(values), calls)
     m.instr_uses = uses
-    m.planned = {i: (t.mem_id, t.offset, t.nbytes, t.constant_index > 0) for i, v in enumerate(values) if v.get("val_type") == "Tensor"
+    m.planned = {i: (t.mem_id, t.offset, t.nbytes if t.dtype in DTYPES else None, t.constant_index > 0) for i, v in enumerate(values) if v.get("val_type") == "Tensor"
                  for t in [_tensor(v["val"])] if t.mem_id is not None and t.mem_id >= 1}
     m.io_values = (tuple(plan.get("inputs") or ()), tuple(plan.get("outputs") or ()))
     return m

@@ -21,7 +21,7 @@ def live_ranges(m) -> dict[int, tuple[int, int]]:
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     produced: set[int] = set()
-    for k, (kind, used, out) in enumerate(m.instr_uses):
+    for k, (kind, used, out, *_) in enumerate(m.instr_uses):
         for v in used:
             if v not in first:
                 first[v] = k
@@ -50,26 +50,29 @@ def _gap(busy: list[tuple[int, int]], size: int, need: int) -> int | None:
     return at if size - at >= need else None
 
 
-def place(m, plan: list[int]) -> tuple[list[int], list[int], int]:
+def place(m, plan: list[int], untouched=None) -> tuple[list[int], list[int], int]:
     """(per instruction: arena mem_id holding its scratch, 0 = the pool block; per instruction: its offset in
-    that arena; bytes of the pool block, 16-aligned)."""
+    that arena; bytes of the pool block, 16-aligned). untouched(k) -> value indices the kernel of instruction
+    k never reads or writes (executorch's CMSIS-NN scratch tensor of a cortex_m call, which our kernels do not
+    use): where such a tensor serves no other instruction, the call's own scratch may overlap it."""
     n = len(plan)
     mem, off, block = [0] * n, [0] * n, 0
-    loops = any(kind in ("JumpFalseCall", "MoveCall") for kind, _, _ in m.instr_uses)
+    loops = any(u[0] in ("JumpFalseCall", "MoveCall") for u in m.instr_uses)
     rng = {} if loops else live_ranges(m)
     for k, need in enumerate(plan):
         if not need:
             continue
         spot = None
+        free = set(untouched(k)) if untouched else set()
         for mid, size in enumerate(m.arenas):
             if loops or mid == 0 or size < need:
                 continue
             busy = []
             for v, (a, b) in rng.items():
                 t_mid, t_off, t_bytes, _ = m.planned[v]
-                if t_mid == mid and a <= k <= b:
-                    # a tensor whose size is unknown (bytes 0 with elements) holds the rest of the arena
-                    busy.append((t_off, t_off + t_bytes if t_bytes else size))
+                if t_mid == mid and a <= k <= b and not (v in free and a == b == k):
+                    # a tensor of unknown size (a dtype we do not know) holds the rest of the arena
+                    busy.append((t_off, t_off + t_bytes if t_bytes is not None else size))
             at = _gap(busy, size, need)
             if at is not None:
                 spot = (mid, at)

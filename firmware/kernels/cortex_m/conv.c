@@ -9,6 +9,8 @@
 static uint32_t qconv_scratch(const qconv *c) {
 #ifdef CM_MVE
   return qconv_mve_scratch(c);
+#elif defined(CM_DSP)
+  return cm_dsp_conv_scratch(c);
 #else
   (void)c;
   return 0;

@@ -82,6 +82,8 @@ static uint32_t qdw_scratch(const qconv *c) {
   uint32_t n = qdw_plane_scratch(c), a = qdw_as_conv_scratch(c), l = qdl_scratch(c);
   n = a > n ? a : n;
   return l > n ? l : n;
+#elif defined(CM_DSP)
+  return cm_dsp_dw_scratch(c);
 #else
   (void)c;
   return 0;
