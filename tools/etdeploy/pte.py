@@ -163,12 +163,12 @@ def _uses(values: list, kind, body: dict) -> tuple:
         idx = []
     out = []
     for a in idx:
-        if not 0 <= a < len(values):
+        if not isinstance(a, int) or not 0 <= a < len(values):
             continue
         out.append(a)
         v = values[a]
         if v.get("val_type") in ("TensorList", "OptionalTensorList"):
-            out += [i for i in (v.get("val") or {}).get("items") or [] if 0 <= i < len(values)]
+            out += [i for i in (v.get("val") or {}).get("items") or [] if isinstance(i, int) and 0 <= i < len(values)]
     last = idx[-1] if kind == "KernelCall" and idx else None
     return (kind, out, last, idx if kind == "KernelCall" else [])
 
