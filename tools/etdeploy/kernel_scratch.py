@@ -166,14 +166,24 @@ def qdw_as_conv(c: dict) -> int:
 
 
 def qdw_lanes(c: dict) -> int:
-    """dw_lanes_mve.h qdl_scratch: the padded block image, else the band of rows."""
+    """dw_lanes_mve.h qdl_scratch: the padded block image, else the band of rows (16-aligned); the packed
+    weights of a block (16-byte pixels, unit column dilation); the per-column tap masks."""
+    img = _qdl_img(c)
+    if img is None:
+        return 0
+    wpk = 16 * c["KH"] * c["KW"] if img and c["x"]["c"] != 1 and c["dw"] == 1 else 0
+    return _a16(img) + wpk + 8 * c["y"]["w"]
+
+
+def _qdl_img(c: dict) -> int | None:
+    """qdl_img_bytes, None where the lanes path does not take the shapes."""
     b = bounds()
     KH, KW, C, OH, OW = c["KH"], c["KW"], c["x"]["c"], c["y"]["h"], c["y"]["w"]
     T, bcast = KH * KW, C == 1
     if (not c["depthwise"] or (not bcast and c["opg"] != 1) or not 1 <= T <= b["QDL_TAPS"] or OW > b["QDL_COLS"]
             or (not bcast and c["x"]["sc"] != 1) or c["y"]["sc"] != 1 or not -127 <= c["in_off"] <= 128
             or not -255 <= c["out_off"] <= 255 or c["amin"] < -128 or c["amax"] > 127 or c["amin"] > c["amax"]):
-        return 0
+        return None
     es = 1 if bcast else 16
     Wp = (OW - 1) * c["sw"] + (KW - 1) * c["dw"] + 1
     Hp, Hb = (OH - 1) * c["sh"] + (KH - 1) * c["dh"] + 1, (KH - 1) * c["dh"] + 1
