@@ -91,29 +91,37 @@ def test_bounds_come_from_the_kernels_defines():
 @pytest.mark.unit
 def test_arena_gaps_avoid_every_tensor_live_at_the_call():
     """Three calls over one 256-byte arena: x (input, whole method) at 0..63, a (out of call 0, read by 1) at
-    64..127, b (out of call 1, the output) at 128..191, c (executorch's per-call scratch of call 1) at 192..255.
-    Scratch of 64 bytes: call 0 may use 128..191 (b is written by call 1 only); call 1 has no gap (pool block);
-    call 2 may use 64..127 (a is dead). A tensor read before any call writes it (state kept between
-    executions) is never used."""
+    64..127, b (out of call 1, the output) at 128..191, c (executorch's per-call scratch of call 1, bytes shared
+    with d) and d (out of call 2) at 192..255. Scratch of 64 bytes: call 0 may use 128..191 (b is written by
+    call 1 only); call 1 has no gap (pool block); call 2 may use 64..127 (a is dead)."""
     from types import SimpleNamespace
     from etdeploy import scratch_place
     K = "KernelCall"
+
+    def uses(*calls):   # (args): the last argument is the call's out
+        return [(K, list(a), a[-1], list(a)) for a in calls]
     m = SimpleNamespace(instructions=3, arenas=[0, 256], io_values=((10,), (12,)),
                         planned={10: (1, 0, 64, False), 11: (1, 64, 64, False), 12: (1, 128, 64, False),
-                                 13: (1, 192, 64, False)},
-                        instr_uses=[(K, [10, 11], 11), (K, [11, 13, 12], 12), (K, [12, 12], 12)])
+                                 13: (1, 192, 64, False), 14: (1, 192, 64, False)},
+                        instr_uses=uses((10, 11), (11, 13, 12), (12, 14)))
     mem, off, block = scratch_place.place(m, [64, 64, 64])
     assert (mem, off, block) == ([1, 0, 1], [128, 0, 64], 64)
     assert scratch_place.place(m, [0, 0, 65])[0] == [0, 0, 0]   # too large for any gap: the block
     # executorch's CMSIS-NN scratch tensor of call 1, which our kernel never touches: call 1's scratch goes there
     assert scratch_place.place(m, [0, 64, 0], untouched=lambda k: [13] if k == 1 else [])[:2] == ([0, 1, 0],
                                                                                                  [0, 192, 0])
+    # ... but not when its bytes are its own (executorch planned it for the whole program: it may keep state)
+    m.planned[14] = (1, 192, 0, False)
+    assert scratch_place.place(m, [0, 64, 0], untouched=lambda k: [13] if k == 1 else [])[0] == [0, 0, 0]
+    m.planned[14] = (1, 192, 64, False)
     # b read by call 0 before call 1 writes it: it may hold the last execution's state, so it is kept
-    m.instr_uses[0] = (K, [10, 12, 11], 11)
+    m.instr_uses = uses((10, 12, 11), (11, 13, 12), (12, 14))
     assert scratch_place.place(m, [64, 0, 64])[1] == [192, 0, 64]
-    m.instr_uses[0] = (K, [10, 11], 11)
+    # an in-place update at its first use (index_put.out(b, ..., out=b)) reads the last execution's b too
+    m.instr_uses = uses((10, 11), (12, 11, 13, 12), (12, 14))
+    assert scratch_place.place(m, [64, 0, 0])[1] == [192, 0, 0]
     # a move (or a jump) makes value liveness unsound: every call in the block
-    m.instr_uses.append(("MoveCall", [12, 11], None))
+    m.instr_uses = uses((10, 11), (11, 13, 12), (12, 14)) + [("MoveCall", [12, 11], None, [])]
     m.instructions = 4
     assert scratch_place.place(m, [64, 64, 64, 0])[0] == [0, 0, 0, 0]
 
