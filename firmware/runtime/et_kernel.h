@@ -12,7 +12,7 @@ typedef struct et_kctx {
   uint32_t err_detail;     /* kernel may put the failing arg index here */
   uint32_t prepare;        /* 1: the load-time call (see ET_STATE): check, fill state, touch no data */
   void *state;             /* this instruction's state block (ET_STATE), or NULL */
-  void *scratch;           /* the method's planned scratch (ET_SCRATCH), 16-aligned, or NULL */
+  void *scratch;           /* this call's planned scratch (ET_SCRATCH), 16-aligned, or NULL */
   uint32_t scratch_size;   /* bytes at scratch */
   uint32_t scratch_need;   /* out, load-time call: the bytes this call needs (ET_SCRATCH) */
 } et_kctx;
@@ -48,11 +48,12 @@ static inline void *et_scratch(et_kctx *ctx, uint32_t need) {
   return ctx->scratch && need <= ctx->scratch_size ? ctx->scratch : (void *)0;
 }
 /* The common tail of a kernel with scratch: at load, report the need; at run, the block or an error. */
-#define ET_SCRATCH_TAKE(ctx, need, ptr)                                     \
-  do {                                                                      \
-    if ((ctx)->prepare) { (ctx)->scratch_need = (need); return ET_OK; }     \
-    (ptr) = et_scratch((ctx), (need));                                      \
-    if (!(ptr) && (need)) { (ctx)->err_detail = (need); return ET_ERR_SCRATCH; } \
+#define ET_SCRATCH_TAKE(ctx, need, ptr)                                            \
+  do {                                                                             \
+    const uint32_t need_ = (need);                                                 \
+    if ((ctx)->prepare) { (ctx)->scratch_need = need_; return ET_OK; }             \
+    (ptr) = et_scratch((ctx), need_);                                              \
+    if (!(ptr) && need_) { (ctx)->err_detail = need_; return ET_ERR_SCRATCH; }     \
   } while (0)
 
 /* Registration marker, scanned by the bake step (tools/etdeploy/kernels.py) to map operator names

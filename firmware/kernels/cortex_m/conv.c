@@ -4,7 +4,6 @@
 #include "dsp_conv.h"
 #endif
 
-/* dense and grouped convolution (the depthwise operators are in depthwise.c) */
 /* planned scratch of a dense/grouped call (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it) */
 static uint32_t qconv_scratch(const qconv *c) {
 #ifdef CM_MVE
@@ -17,6 +16,7 @@ static uint32_t qconv_scratch(const qconv *c) {
 #endif
 }
 
+/* dense and grouped convolution (the depthwise operators are in depthwise.c) */
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
   if (qconv_mve(c, x, y)) return;
