@@ -67,8 +67,9 @@ static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
   qconv d;
   if (!c->scr || !qdw_conv_view(c, &d)) return false;
   int8_t *const wt = c->scr;   /* QDW_TW_BYTES(c) of scratch */
+  const int8_t *const w = c->w;   /* a local: the int8 stores below may alias *c */
   for (int32_t o = 0; o < O; o++)
-    for (int32_t t = 0; t < T; t++) wt[o * T + t] = c->w[(ptrdiff_t)t * O + o];
+    for (int32_t t = 0; t < T; t++) wt[o * T + t] = w[(ptrdiff_t)t * O + o];
   d.w = wt; d.scr = c->scr + QDW_TW_BYTES(c);
   return qconv_mve(&d, x, y);
 }

@@ -374,6 +374,7 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
       rowbits[kh] |= (uint64_t)1 << (kh * KW + kw);
     }
   if (!c->scr) return false;
+  const uint32_t wpk_at = QDL_WPK_AT(c);   /* qdl_scratch's layout, once a call */
   uint64_t *const colm = (uint64_t *)(void *)(c->scr + QDL_COLM_AT(c));  /* taps inside the input, per output column */
   for (int32_t ow = 0; ow < OW; ow++) {
     uint64_t m = 0;
@@ -447,7 +448,7 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
         rp.y = y + n * c->y.sn + c0;
         const ptrdiff_t xrow = (ptrdiff_t)c->sh * Wp * es;
         if (QDL_ASM && !bcast && c->dw == 1) {
-          int8_t *const wpk = c->scr + QDL_WPK_AT(c);   /* 16 T bytes of scratch */
+          int8_t *const wpk = c->scr + wpk_at;   /* 16 T bytes of scratch */
           for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_z_s8(r.w + (ptrdiff_t)tp * O, r.pc));
           qdl_asm_blk ab;
           for (int32_t g = 0; g < 4; g++) { ab.cst[g] = b.cst[g]; ab.vm[g] = b.vm[g]; ab.vs[g] = b.vs[g]; }
@@ -468,7 +469,7 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
       continue;
     }
     if (band) {  /* large images, whole blocks: the rows one output row reads, padded, then the asm row */
-      int8_t *const wpk = c->scr + QDL_WPK_AT(c);   /* 16 T bytes of scratch */
+      int8_t *const wpk = c->scr + wpk_at;   /* 16 T bytes of scratch */
       for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_z_s8(r.w + (ptrdiff_t)tp * O, r.pc));
       qdl_asm_blk ab;
       for (int32_t g = 0; g < 4; g++) { ab.cst[g] = b.cst[g]; ab.vm[g] = b.vm[g]; ab.vs[g] = b.vs[g]; }
