@@ -38,22 +38,23 @@ typedef et_status (*et_kernel_fn)(et_kctx *ctx, et_value *const *args, uint32_t 
  * the head of the method pool shared by the calls placed there (calls run one at a time). The load
  * fails with ET_ERR_SCRATCH, naming the instruction and both numbers, when a call's need differs from
  * bake's plan. Execution calls find their scratch in ctx->scratch (ctx->scratch_size bytes, 16-aligned); a
- * kernel takes it with et_scratch(ctx, need), which is NULL when it is too small (host harnesses without
- * a plan): the kernel then returns ET_ERR_SCRATCH, it never overflows. How a kernel declares it: one named
- * buffer per path with its bound as a #define, a size function next to it, ET_SCRATCH_TAKE (README.md,
+ * kernel takes it with et_scratch(ctx, need), which is NULL when it is too small (a host harness without a
+ * plan, a dynamic-shape call needing more than its planned upper-bound shapes did): the kernel then takes
+ * a path that needs none (the portable C), it never overflows. How a kernel declares it: one named buffer
+ * per path with its bound as a #define, a size function next to it, ET_SCRATCH_TAKE (README.md,
  * "Kernels"). */
 #define ET_SCRATCH(opname) _Static_assert(sizeof(opname) > 1, opname)
 static inline void *et_scratch(et_kctx *ctx, uint32_t need) {
   if (!need) return ctx->scratch;
   return ctx->scratch && need <= ctx->scratch_size ? ctx->scratch : (void *)0;
 }
-/* The common tail of a kernel with scratch: at load, report the need; at run, the block or an error. */
+/* The common tail of a kernel with scratch: at load, report the need; at run, the scratch, or NULL (the
+ * kernel then takes its paths that need none). */
 #define ET_SCRATCH_TAKE(ctx, need, ptr)                                            \
   do {                                                                             \
     const uint32_t need_ = (need);                                                 \
     if ((ctx)->prepare) { (ctx)->scratch_need = need_; return ET_OK; }             \
     (ptr) = et_scratch((ctx), need_);                                              \
-    if (!(ptr) && need_) { (ctx)->err_detail = need_; return ET_ERR_SCRATCH; }     \
   } while (0)
 
 /* Registration marker, scanned by the bake step (tools/etdeploy/kernels.py) to map operator names

@@ -128,12 +128,11 @@ static et_status qdw_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, boo
   qconv_state *ks = (qconv_state *)ctx->state;
   if (ks && cm_call_same(&ks->call, args[0], args[14])) {
     if (ctx->prepare) { ctx->scratch_need = ks->need; return ET_OK; }
-    ks->c.scr = (int8_t *)et_scratch(ctx, ks->need);
-    if (!ks->c.scr && ks->need) { ctx->err_detail = ks->need; return ET_ERR_SCRATCH; }
+    ks->c.scr = (int8_t *)et_scratch(ctx, ks->need);   /* NULL: the paths without scratch */
     const int8_t *x = (const int8_t *)ks->call.x->data;
     int8_t *y = (int8_t *)ks->call.y->data;
 #ifdef CM_MVE
-    if (ks->plane) { qdw_plane_exec(&ks->c, &ks->p, x, y); return ET_OK; }
+    if (ks->plane && ks->c.scr) { qdw_plane_exec(&ks->c, &ks->p, x, y); return ET_OK; }
 #endif
     qdw_run(&ks->c, x, y);
     return ET_OK;
@@ -146,7 +145,6 @@ static et_status qdw_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, boo
   const uint32_t need = qdw_scratch(&c);
   c.scr = (int8_t *)et_scratch(ctx, need);
   if (ctx->prepare) ctx->scratch_need = need;
-  else if (!c.scr && need) { ctx->err_detail = need; return ET_ERR_SCRATCH; }
   if (ks) {
     ks->c = c;
     ks->need = need;
