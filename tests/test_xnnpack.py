@@ -19,12 +19,7 @@ CASES = {"small_cnn": ("tests/xnnpack/small_cnn.py:SmallCNN", False),
          "ds_cnn_q8": ("tests/xnnpack/ds_cnn.py:DSCNN", True),
          "resnet8": ("tests/xnnpack/resnet8.py:ResNet8", False),
          "resnet8_q8": ("tests/xnnpack/resnet8.py:ResNet8", True),
-         "two_io": ("tests/xnnpack/two_io.py:TwoInTwoOut", False),
-         # torchvision's own definitions, reduced (tests/xnnpack/torchvision_small.py); the networks
-         "tv_mbv2_small": ("tests/xnnpack/torchvision_small.py:mobilenet_v2", False),
-         "tv_mbv2_small_q8": ("tests/xnnpack/torchvision_small.py:mobilenet_v2", True),
-         "tv_resnet18_small": ("tests/xnnpack/torchvision_small.py:resnet18", False),
-         "tv_resnet18_small_q8": ("tests/xnnpack/torchvision_small.py:resnet18", True)}
+         "two_io": ("tests/xnnpack/two_io.py:TwoInTwoOut", False)}
 
 
 def need_xnnpack():
