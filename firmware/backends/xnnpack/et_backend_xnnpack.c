@@ -14,6 +14,7 @@
 #define _DEFAULT_SOURCE 1   /* posix_memalign */
 #include <malloc.h>
 #include <stdio.h>
+#include <time.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,22 @@ static void *xcalloc(size_t n) { void *p = x_alloc(0, n); if (p) memset(p, 0, n)
 
 static pthreadpool_t x_pool;
 static int x_ready;
+
+#ifdef ET_XNN_TIMING
+/* bench/xnnpack_speed.py: the library's own time (xnn_setup_runtime + xnn_invoke_runtime) summed over
+ * every execute, so that what our runtime adds around it (edge copies, the method) can be told apart */
+uint64_t et_xnn_library_ns;
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+#define LIB_TIMER_START uint64_t lib_t0 = now_ns();
+#define LIB_TIMER_STOP et_xnn_library_ns += now_ns() - lib_t0;
+#else
+#define LIB_TIMER_START
+#define LIB_TIMER_STOP
+#endif
 
 /* ---- the delegate */
 enum { IO_DIRECT, IO_PERMUTE_IN, IO_PERMUTE_OUT };
@@ -376,8 +393,10 @@ static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs
       if (io->kind == IO_PERMUTE_IN) permute((const uint8_t *)t->data, (uint8_t *)io->buf, io->in_dims, io->perm, io->nd, io->esize);
     }
   }
+  LIB_TIMER_START
   if (!same && xnn_setup_runtime(h->rt, h->n_io, h->ext) != xnn_status_success) return ET_ERR_DELEGATE;
   if (xnn_invoke_runtime(h->rt) != xnn_status_success) return ET_ERR_DELEGATE;
+  LIB_TIMER_STOP
   for (uint32_t i = 0; i < h->n_io; i++) {
     xio *io = &h->io[i];
     if (io->kind == IO_PERMUTE_OUT)
