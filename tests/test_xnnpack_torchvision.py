@@ -53,3 +53,16 @@ def test_torchvision_nets_go_to_xnnpack_whole(programs):
         ops, delegates = program_operators(prog.with_suffix(".pte").read_bytes())
         assert delegates == ["XnnpackBackend"], name
         assert set(ops["forward"]) <= {"dim_order_ops::_clone_dim_order.out"}, (name, ops)
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("name", ["tv_mbv2_small", "tv_resnet18_small_q8"])
+def test_torchvision_threads_2_equal_executorch_runtime(programs, name):
+    """threads=2: XNNPACK parallelizes every operator on the backend's own pool (et_xnn_pool.c, the
+    pthreadpool API); the outputs stay those of executorch's runtime."""
+    need_xnnpack()
+    from etdeploy import oracle
+    pte = programs[name].with_suffix(".pte")
+    rng = np.random.default_rng(3)
+    x = [rng.standard_normal(s).astype(d) for s, d in oracle.input_specs(pte)]
+    assert_close(run_host(pte, x, opts={"threads": 2}), oracle.run_reference(pte, x), f"{name} threads=2", atol=1e-5)
