@@ -14,7 +14,8 @@ Programs: DS-CNN, ResNet-8 and the small CNN of tests/test_xnnpack.py, torchvisi
 resnet18 at full size (tests/xnnpack/torchvision_nets.py), float and int8, exported on first use into
 .cache/xnnpack.
 
-    .venv/bin/python bench/xnnpack_speed.py [--iters N] [--blocks B] [models...]
+    .venv/bin/python bench/xnnpack_speed.py [--iters N] [--blocks B] [--threads T ...] [models...]
+(--iters default: as many as fit ~3 s of ours, 20 to 400; a full-size resnet18 gets 20-40.)
 Goal (issue 21): ours / upstream <= 1.2 on each network."""
 from __future__ import annotations
 
@@ -118,14 +119,18 @@ class Upstream:
         return self._time(self.method.execute, n), self._time(lambda: f(x), n)
 
 
-def measure(name: str, threads: int, iters: int, blocks: int) -> dict:
+def measure(name: str, threads: int, iters: int | None, blocks: int) -> dict:
     from etdeploy import oracle
     pte = program(name).with_suffix(".pte")
     oracle._portable_lib()._unsafe_reset_threadpool(threads)
     up = Upstream(pte)                                # loaded after the reset: its delegate uses it
     exe = build_ours(pte, threads)
+    probe = median(ours_times(exe, 3)[0])             # also the warm-up
+    if iters is None:
+        iters = max(20, min(400, int(3e9 / max(probe, 1))))
+    blocks = min(blocks, iters)
     block = max(1, iters // blocks)
-    ours_times(exe, block), up.times(block)           # warm-up
+    up.times(block)                                   # warm-up
     ours, lib, ex, fw = [], [], [], []
     for _ in range(blocks):
         o, li = ours_times(exe, block)
@@ -138,7 +143,7 @@ def measure(name: str, threads: int, iters: int, blocks: int) -> dict:
 def main(argv=None) -> list[Row]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", default=list(MODELS))
-    ap.add_argument("--iters", type=int, default=400)
+    ap.add_argument("--iters", type=int, default=None)
     ap.add_argument("--blocks", type=int, default=20)
     ap.add_argument("--threads", type=int, nargs="*", help="default: 1 and all cores")
     a = ap.parse_args(argv)
