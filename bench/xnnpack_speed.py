@@ -14,7 +14,7 @@ Programs: DS-CNN, ResNet-8 and the small CNN of tests/test_xnnpack.py, torchvisi
 resnet18 at full size (tests/xnnpack/torchvision_nets.py), float and int8, exported on first use into
 .cache/xnnpack.
 
-    .venv/bin/python bench/xnnpack_speed.py [--iters N] [--blocks B] [--threads T ...] [models...]
+    .venv/bin/python bench/xnnpack_speed.py [--iters N] [--blocks B] [--threads T]... [models...]
 (--iters default: as many as fit ~3 s of ours, 20 to 400; a full-size resnet18 gets 20-40.)
 Goal (issue 21): ours / upstream <= 1.2 on each network."""
 from __future__ import annotations
@@ -145,7 +145,7 @@ def main(argv=None) -> list[Row]:
     ap.add_argument("models", nargs="*", default=list(MODELS))
     ap.add_argument("--iters", type=int, default=None)
     ap.add_argument("--blocks", type=int, default=20)
-    ap.add_argument("--threads", type=int, nargs="*", help="default: 1 and all cores")
+    ap.add_argument("--threads", type=int, action="append", help="repeatable; default: 1 and all cores")
     a = ap.parse_args(argv)
     rows, extra = [], {}
     cores = os.cpu_count() or 1
