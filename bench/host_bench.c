@@ -3,7 +3,8 @@
  * CLOCK_MONOTONIC and prints the median, min and mean in nanoseconds on one line.
  *   usage: bench_host [iters] [warmup] [method] [all]  (defaults: 200, 20, forward; `all` also prints
  *   every sample, in order, as `ns=<n>` lines: bench/host_speed.py runs short blocks and interleaves them
- *   with executorch's own runs) */
+ *   with executorch's own runs; an XnnpackBackend built with ET_XNN_TIMING adds a `lib_ns=<n>` line per
+ *   sample, the XNNPACK library's share of it) */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,10 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 static et_method *bench_m;
+/* XnnpackBackend built with ET_XNN_TIMING: the XNNPACK library's own time, summed (absent: 0) */
+extern uint64_t et_xnn_library_ns __attribute__((weak));
+static uint64_t lib_ns(void) { return &et_xnn_library_ns ? et_xnn_library_ns : 0; }
+static uint64_t *lib_t;
 
 /* Loads program 0 and its method `want`. */
 static int etb_load(const char *want) {
@@ -51,11 +56,12 @@ static int etb_time(int n, uint64_t *t) {
   if (!bench_m) return -1;
   for (int i = 0; i < n; i++) {
     et_status st = et_method_fill_inputs_ones(bench_m);   /* as the reference run: fresh ones every call */
-    uint64_t a = now_ns();
+    uint64_t l0 = lib_ns(), a = now_ns();
     if (st == ET_OK) st = et_method_execute(bench_m);
     uint64_t b = now_ns();
     if (st != ET_OK) { fprintf(stderr, "execute: %s\n", et_status_name(st)); return -1; }
     t[i] = b - a;
+    if (lib_t) lib_t[i] = lib_ns() - l0;
   }
   return 0;
 }
@@ -67,14 +73,19 @@ int main(int argc, char **argv) {
   if (warmup < 0) warmup = 0;
   if (etb_load(argc > 3 ? argv[3] : "forward") != 0) return 2;
   uint64_t *t = calloc((size_t)(iters + warmup), sizeof(uint64_t));
+  if (&et_xnn_library_ns) lib_t = calloc((size_t)(iters + warmup), sizeof(uint64_t));
   if (!t || etb_time(warmup + iters, t) != 0) return 2;
   uint64_t *m = t + warmup, sum = 0;
   if (argc > 4 && strcmp(argv[4], "all") == 0)
-    for (int i = 0; i < iters; i++) printf("ns=%llu\n", (unsigned long long)m[i]);
+    for (int i = 0; i < iters; i++) {
+      printf("ns=%llu\n", (unsigned long long)m[i]);
+      if (lib_t) printf("lib_ns=%llu\n", (unsigned long long)lib_t[warmup + i]);
+    }
   for (int i = 0; i < iters; i++) sum += m[i];
   qsort(m, (size_t)iters, sizeof(uint64_t), cmp_u64);
   printf("median_ns=%llu min_ns=%llu mean_ns=%llu iters=%d\n", (unsigned long long)m[iters / 2],
          (unsigned long long)m[0], (unsigned long long)(sum / (uint64_t)iters), iters);
   free(t);
+  free(lib_t);
   return 0;
 }
