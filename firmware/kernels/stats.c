@@ -90,19 +90,26 @@ static et_status run_var(et_kctx *ctx, et_tensor *in, uint32_t mask, bool keep, 
   return ET_OK;
 }
 
-/* var.correction_out(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, out) */
-ET_OP("aten::var.correction_out", k_aten_var_correction_out) {
-  ET_CHECK_ARGS(5);
-  et_tensor *in, *out;
+/* var.correction_out and var_mean.correction_out: self, dim, correction, keepdim, out0 at args[4] (the
+ * variance) and, with_mean, out1 at args[5] (the mean) */
+static et_status var_correction(et_kctx *ctx, et_value *const *args, bool with_mean) {
+  et_tensor *in, *ov, *om = NULL;
   et_status st;
   if ((st = et_arg_tensor(ctx, args, 0, &in)) != ET_OK) return st;
-  if ((st = et_arg_tensor(ctx, args, 4, &out)) != ET_OK) return st;
+  if ((st = et_arg_tensor(ctx, args, 4, &ov)) != ET_OK) return st;
+  if (with_mean && (st = et_arg_tensor(ctx, args, 5, &om)) != ET_OK) return st;
   uint32_t mask;
   float corr;
   if (!dim_mask(args[1], in->ndim, &mask)) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
   if (!correction_of(args[2], &corr)) { ctx->err_detail = 2; return ET_ERR_INVALID_ARGUMENT; }
   if (!args[3] || args[3]->tag != ET_TAG_BOOL) { ctx->err_detail = 3; return ET_ERR_INVALID_ARGUMENT; }
-  return run_var(ctx, in, mask, args[3]->u.b, corr, out, 4, NULL, 0);
+  return run_var(ctx, in, mask, args[3]->u.b, corr, ov, 4, om, 5);
+}
+
+/* var.correction_out(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, out) */
+ET_OP("aten::var.correction_out", k_aten_var_correction_out) {
+  ET_CHECK_ARGS(5);
+  return var_correction(ctx, args, false);
 }
 
 /* var.out(self, int[1]? dim, bool unbiased=True, bool keepdim=False, out) */
@@ -123,17 +130,7 @@ ET_OP("aten::var.out", k_aten_var_out) {
  *   Tensor(a!) out0, Tensor(b!) out1) -> (var, mean) */
 ET_OP("aten::var_mean.correction_out", k_aten_var_mean_correction_out) {
   ET_CHECK_ARGS(6);
-  et_tensor *in, *ov, *om;
-  et_status st;
-  if ((st = et_arg_tensor(ctx, args, 0, &in)) != ET_OK) return st;
-  if ((st = et_arg_tensor(ctx, args, 4, &ov)) != ET_OK) return st;
-  if ((st = et_arg_tensor(ctx, args, 5, &om)) != ET_OK) return st;
-  uint32_t mask;
-  float corr;
-  if (!dim_mask(args[1], in->ndim, &mask)) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
-  if (!correction_of(args[2], &corr)) { ctx->err_detail = 2; return ET_ERR_INVALID_ARGUMENT; }
-  if (!args[3] || args[3]->tag != ET_TAG_BOOL) { ctx->err_detail = 3; return ET_ERR_INVALID_ARGUMENT; }
-  return run_var(ctx, in, mask, args[3]->u.b, corr, ov, 4, om, 5);
+  return var_correction(ctx, args, true);
 }
 
 /* native_group_norm.out(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW,
