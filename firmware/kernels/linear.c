@@ -4,16 +4,14 @@
 #include "kernel_util.h"
 
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
-#define LINALG_MVE 1
 #include <arm_mve.h>
-#else
-#define LINALG_MVE 0
+#define LINEAR_MVE 1
 #endif
 
 static bool float_dt(const et_tensor *t) { return et_dtype_is_float(t->dtype); }
 
 /* o[m*N + n] = bias[n] + sum_k x[m*K + k] * w[n*K + k], all contiguous float32. */
-#if LINALG_MVE
+#ifdef LINEAR_MVE
 /* Horizontal sum of the 4 lanes (MVE has no float add-across-vector). */
 static inline float hsum(float32x4_t v) {
   return (vgetq_lane_f32(v, 0) + vgetq_lane_f32(v, 1)) + (vgetq_lane_f32(v, 2) + vgetq_lane_f32(v, 3));
