@@ -34,7 +34,8 @@ static int etb_load(const char *want) {
     if (strcmp(bm->name, want) != 0) continue;
     static et_pool pool;
     et_pool_init(&pool, bm->pool, bm->pool_size);
-    et_method_memory mem = {&pool, bm->arenas, bm->arena_sizes, bm->n_arenas, bm->op_state};
+    et_method_memory mem = {&pool, bm->arenas, bm->arena_sizes, bm->n_arenas, bm->op_state,
+                            bm->op_scratch, bm->scratch_plan, bm->scratch_size, bm->scratch_mem, bm->scratch_off};
     int32_t plan = et_program_find_method(bp->state, bm->name);
     st = plan < 0 ? ET_ERR_BAD_PROGRAM : et_method_load(bm->state, bp->state, (uint32_t)plan, &mem, bm->ops, bm->n_ops);
     if (st != ET_OK) { fprintf(stderr, "method load: %s\n", et_status_name(st)); return -1; }

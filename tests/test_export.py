@@ -34,8 +34,8 @@ def test_model_spec_parse(tmp_path):
 @pytest.mark.unit
 @pytest.mark.parametrize("board,quantize,flow", [
     ("corstone300", False, "portable"), ("corstone300", True, "ethos_u"), ("corstone320", True, "ethos_u"),
-    ("mps2-an386", True, "cortex_m"), ("pico2", True, "cortex_m"), ("host", True, "pt2e"),
-    ("android-arm64", True, "xnnpack_q8"), ("android-arm64", False, "xnnpack"), ("xtensa-sim", False, "portable"),
+    ("mps2-an386", True, "cortex_m"), ("pico2", True, "cortex_m"), ("host", True, "xnnpack_q8"), ("host", False, "xnnpack"),
+    ("android-arm64", True, "xnnpack_q8"), ("android-arm64", False, "xnnpack"), ("xtensa-sim", False, "portable"), ("xtensa-sim", True, "pt2e"),
 ])
 def test_flow_from_board_data(board, quantize, flow):
     assert flow_for_board(config.load_board(board), quantize) == flow

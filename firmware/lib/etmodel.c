@@ -37,7 +37,8 @@ int etmodel_init(void) {
     const et_baked_method *bm = &bp->methods[mi];
     et_pool *pool = &et_baked_pools[mi];
     et_pool_init(pool, bm->pool, bm->pool_size);
-    et_method_memory mem = {pool, bm->arenas, bm->arena_sizes, bm->n_arenas, bm->op_state};
+    et_method_memory mem = {pool, bm->arenas, bm->arena_sizes, bm->n_arenas, bm->op_state,
+                            bm->op_scratch, bm->scratch_plan, bm->scratch_size, bm->scratch_mem, bm->scratch_off};
     int32_t plan = et_program_find_method(bp->state, bm->name);
     if (plan < 0) return fail(ET_ERR_BAD_PROGRAM, mi, "method not in program");
     st = et_method_load(bm->state, bp->state, (uint32_t)plan, &mem, bm->ops, bm->n_ops);

@@ -15,6 +15,11 @@ typedef struct et_baked_method {
   uint32_t pool_size;
   const uint16_t *op_state;      /* per operator: kernel state bytes, or NULL */
   et_method *state;              /* storage for the loaded method */
+  const uint8_t *op_scratch;     /* per operator: declares ET_SCRATCH, or NULL */
+  const uint32_t *scratch_plan;  /* per instruction: planned scratch bytes, or NULL */
+  uint32_t scratch_size;         /* the method's scratch block (in the pool) */
+  const uint8_t *scratch_mem;    /* per instruction: arena mem_id holding its scratch, 0 = the block, or NULL */
+  const uint32_t *scratch_off;   /* per instruction: offset of its scratch in that arena */
 } et_baked_method;
 
 typedef struct et_baked_program {

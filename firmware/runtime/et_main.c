@@ -74,7 +74,8 @@ static et_status load_program(uint32_t p, uint32_t *pool_index, uint64_t *load_c
     const et_baked_method *bm = &bp->methods[mi];
     et_pool *pool = &pools[(*pool_index)++];
     et_pool_init(pool, bm->pool, bm->pool_size);
-    et_method_memory mem = {pool, bm->arenas, bm->arena_sizes, bm->n_arenas, bm->op_state};
+    et_method_memory mem = {pool, bm->arenas, bm->arena_sizes, bm->n_arenas, bm->op_state,
+                            bm->op_scratch, bm->scratch_plan, bm->scratch_size, bm->scratch_mem, bm->scratch_off};
     int32_t plan = et_program_find_method(bp->state, bm->name);
     if (plan < 0) { send_error(ET_ERR_BAD_PROGRAM, p, mi, 0); return ET_ERR_BAD_PROGRAM; }
     uint64_t t0 = bsp_cycles();

@@ -296,20 +296,59 @@ static et_status load_delegates(et_method *m, et_pool *pool) {
   return ET_OK;
 }
 
-/* Kernel state (ET_STATE): a zeroed block per call of an operator that has one, and the load-time
- * call that fills it. That call's failures are left to execution, which reports them. */
-static et_status prepare_kernels(et_method *m, et_pool *pool, const uint16_t *op_state) {
+/* Instruction k's planned scratch (ET_SCRATCH): its gap in a planned arena or the method's block; without a
+ * plan (host harnesses) every call gets the block. *n: its bytes. */
+static uint8_t *scratch_at(const et_method *m, uint32_t k, uint32_t *n) {
+  if (!m->scratch_plan) { *n = m->scratch_size; return m->scratch; }
+  *n = m->scratch_plan[k];
+  const uint32_t mem = m->scratch_mem ? m->scratch_mem[k] : 0u;
+  if (!*n) return 0;
+  return mem ? m->arenas[mem] + m->scratch_off[k] : m->scratch;
+}
+
+/* bake's place for instruction k inside its arena or the block (the tables are bake's, checked all the same) */
+static bool scratch_fits(const et_method *m, const et_method_memory *mem, uint32_t k) {
+  const uint32_t n = m->scratch_plan ? m->scratch_plan[k] : 0u, a = m->scratch_mem ? m->scratch_mem[k] : 0u;
+  if (!n) return true;
+  if (!a) return n <= m->scratch_size;
+  return a < mem->n_arenas && mem->arenas[a] && m->scratch_off[k] <= mem->arena_sizes[a] &&
+         n <= mem->arena_sizes[a] - m->scratch_off[k];
+}
+
+/* Kernel state (ET_STATE) and scratch (ET_SCRATCH): a zeroed state block per call of an operator that
+ * has one, and the load-time call that fills it and reports the call's scratch need. A need that is not
+ * bake's plan for that instruction fails the load (ET_ERR_SCRATCH: detail = need, detail2 = plan): the
+ * formula in tools/etdeploy/kernel_scratch.py and the kernel are out of step, and a call must never find
+ * less scratch than it needs mid-inference. Other failures of the load-time call are left to execution,
+ * which reports them. */
+static et_status prepare_kernels(et_method *m, et_pool *pool, const et_method_memory *mem) {
+  uint32_t k = 0;   /* instruction ordinal over all chains: scratch_plan's index */
   for (uint32_t c = 0; c < m->n_chains; c++)
-    for (uint32_t i = 0; i < m->chains[c].n; i++) {
+    for (uint32_t i = 0; i < m->chains[c].n; i++, k++) {
       et_instr *in = &m->chains[c].instrs[i];
-      if (in->kind != ET_I_KERNEL || !op_state[in->a]) continue;
-      uint32_t n = op_state[in->a];
-      uint32_t *b = (uint32_t *)et_pool_alloc(pool, n);
-      if (!b) return oom(m, pool);
-      for (uint32_t k = 0; k < (n + 3u) / 4u; k++) b[k] = 0;
-      in->state = b;
-      et_kctx ctx = {0, i, 0, 1, b};
-      (void)in->fn(&ctx, in->args, in->nargs);
+      if (in->kind != ET_I_KERNEL) continue;
+      const uint32_t n = mem->op_state ? mem->op_state[in->a] : 0u;
+      const bool scr = mem->op_scratch && mem->op_scratch[in->a];
+      if (!n && !scr) continue;
+      if (n) {
+        uint32_t *b = (uint32_t *)et_pool_alloc(pool, n);
+        if (!b) return oom(m, pool);
+        for (uint32_t w = 0; w < (n + 3u) / 4u; w++) b[w] = 0;
+        in->state = b;
+      }
+      const uint32_t plan = m->scratch_plan ? m->scratch_plan[k] : 0u;
+      if (!scratch_fits(m, mem, k)) {
+        m->err.instr = i; m->err.op = in->a; m->err.detail = plan; m->err.detail2 = 0;
+        return ET_ERR_BAD_PROGRAM;
+      }
+      uint32_t sn;
+      uint8_t *sp = scratch_at(m, k, &sn);
+      et_kctx ctx = {0, i, 0, 1, in->state, sp, sn, 0};
+      et_status st = in->fn(&ctx, in->args, in->nargs);
+      if (scr && st == ET_OK && ctx.scratch_need != plan) {
+        m->err.instr = i; m->err.op = in->a; m->err.detail = ctx.scratch_need; m->err.detail2 = plan;
+        return ET_ERR_SCRATCH;
+      }
     }
   return ET_OK;
 }
@@ -317,6 +356,10 @@ static et_status prepare_kernels(et_method *m, et_pool *pool, const uint16_t *op
 et_status et_method_load(et_method *m, et_program *p, uint32_t plan_index, const et_method_memory *mem,
                          const et_kernel_fn *ops, uint32_t n_ops) {
   m->prog = p; m->index = plan_index; m->ops = ops;
+  m->scratch = 0; m->scratch_size = 0;
+  m->scratch_plan = mem->scratch_plan; m->scratch_mem = mem->scratch_mem; m->scratch_off = mem->scratch_off;
+  m->arenas = mem->arenas;
+  if (m->scratch_mem && !m->scratch_off) return ET_ERR_BAD_PROGRAM;
   m->values = 0; m->n_values = 0; m->chains = 0; m->n_chains = 0; m->delegates = 0; m->n_delegates = 0;
   m->err.instr = m->err.op = m->err.value = NONE_IDX; m->err.detail = m->err.detail2 = 0;
   if (plan_index >= p->plans.len || !et_fb_vec_table(&p->plans, plan_index, &m->plan)) return ET_ERR_BAD_PROGRAM;
@@ -333,10 +376,14 @@ et_status et_method_load(et_method *m, et_program *p, uint32_t plan_index, const
   m->inputs = et_fb_vector(&m->plan, ETFB_ExecutionPlan_inputs, 4);
   m->outputs = et_fb_vector(&m->plan, ETFB_ExecutionPlan_outputs, 4);
   if (p->fb.err) return ET_ERR_BAD_PROGRAM;
+  /* the scratch block first: at the pool's 16-aligned base */
+  m->scratch = mem->scratch_size ? (uint8_t *)et_pool_alloc(mem->pool, mem->scratch_size) : 0;
+  if (mem->scratch_size && !m->scratch) return oom(m, mem->pool);
+  m->scratch_size = mem->scratch_size;
   et_status st = load_values(m, mem->pool, mem);
   if (st == ET_OK) st = load_delegates(m, mem->pool);
   if (st == ET_OK) st = load_chains(m, mem->pool);
-  if (st == ET_OK && mem->op_state) st = prepare_kernels(m, mem->pool, mem->op_state);
+  if (st == ET_OK && (mem->op_state || mem->op_scratch)) st = prepare_kernels(m, mem->pool, mem);
   if (st != ET_OK) return st;
   for (uint32_t i = 0; i < m->inputs.len; i++)
     if ((uint32_t)et_fb_vec_i32(&m->inputs, i) >= m->n_values) return ET_ERR_BAD_PROGRAM;
@@ -395,7 +442,8 @@ et_status et_method_fill_inputs_ones(et_method *m) {
 
 et_status et_method_execute(et_method *m) {
   m->err.instr = m->err.op = m->err.value = NONE_IDX;
-  for (uint32_t c = 0; c < m->n_chains; c++) {
+  uint32_t base = 0;   /* ordinal of the chain's first instruction: scratch_at's index */
+  for (uint32_t c = 0; c < m->n_chains; base += m->chains[c].n, c++) {
     et_chain *ch = &m->chains[c];
     uint32_t pc = 0, steps = 0;
     while (pc < ch->n) {
@@ -407,7 +455,9 @@ et_status et_method_execute(et_method *m) {
 #endif
       switch (in->kind) {
         case ET_I_KERNEL: {
-          et_kctx ctx = {0, pc, 0, 0, in->state};
+          uint32_t sn;
+          uint8_t *sp = scratch_at(m, base + pc, &sn);
+          et_kctx ctx = {0, pc, 0, 0, in->state, sp, sn, 0};
           st = in->fn(&ctx, in->args, in->nargs);
           if (st != ET_OK) { m->err.op = in->a; m->err.detail = ctx.err_detail; }
           break;

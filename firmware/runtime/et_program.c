@@ -142,6 +142,7 @@ const char *et_status_name(et_status s) {
     case ET_ERR_DELEGATE: return "delegate failed";
     case ET_ERR_INTERNAL: return "internal error";
     case ET_ERR_MISMATCH: return "output mismatch";
+    case ET_ERR_SCRATCH: return "kernel scratch not as planned";
   }
   return "unknown";
 }

@@ -99,6 +99,12 @@ typedef struct et_method {
   const et_kernel_fn *ops; uint32_t n_ops;
   et_error_info err;
   uint32_t index;             /* plan index */
+  uint8_t *scratch;           /* kernel scratch block (ET_SCRATCH), shared by the calls placed there, from the pool */
+  uint32_t scratch_size;
+  const uint32_t *scratch_plan; /* per instruction ordinal (bake's plan, or NULL: every call gets the block) */
+  const uint8_t *scratch_mem;
+  const uint32_t *scratch_off;
+  uint8_t *const *arenas;
 } et_method;
 
 typedef struct et_method_memory {
@@ -107,6 +113,12 @@ typedef struct et_method_memory {
   const uint32_t *arena_sizes;
   uint32_t n_arenas;
   const uint16_t *op_state;   /* per operator: bytes of kernel state (ET_STATE), or NULL: none */
+  const uint8_t *op_scratch;  /* per operator: 1 if it declares ET_SCRATCH, or NULL: none does */
+  const uint32_t *scratch_plan; /* per instruction (all chains, in order): bake's scratch bytes */
+  uint32_t scratch_size;      /* the method's scratch block in the pool: the largest call placed there */
+  const uint8_t *scratch_mem; /* per instruction: the arena (mem_id) holding its scratch in a gap bake found
+                                 free during the call, 0 = the block; NULL: every call uses the block */
+  const uint32_t *scratch_off; /* per instruction: its offset in that arena */
 } et_method_memory;
 
 et_status et_method_load(et_method *m, et_program *p, uint32_t plan_index, const et_method_memory *mem,

@@ -18,6 +18,7 @@ typedef enum {
   ET_ERR_DELEGATE = 8,         /* backend failed */
   ET_ERR_INTERNAL = 9,
   ET_ERR_MISMATCH = 10,        /* bundled test case output differs from expected */
+  ET_ERR_SCRATCH = 11,         /* a kernel's scratch need differs from what bake planned (ET_SCRATCH) */
 } et_status;
 
 /* Scalar types: numbering of executorch's ScalarType enum (scalar_type.fbs). */

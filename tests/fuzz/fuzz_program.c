@@ -88,7 +88,7 @@ static et_status run_one(const uint8_t *data, size_t size) {
     if (prog.fb.err) return ET_ERR_BAD_PROGRAM;
     et_pool pool;
     et_pool_init(&pool, pool_mem, POOL_BYTES);
-    et_method_memory mem = {&pool, arenas, arena_sizes, na, op_state};
+    et_method_memory mem = {&pool, arenas, arena_sizes, na, op_state, 0, 0, 0u, 0, 0};  /* no scratch plan: host kernels need none */
     st = et_method_load(&m, &prog, mi, &mem, ops, opv.len);
     if (st != ET_OK) return st;
     if (bundled) {

@@ -164,6 +164,15 @@ def summary(rep: dict) -> str:
         if kind in placed:
             d = placed[kind]
             lines.append(f"  {kind} -> {d['region']} ({_kib(d['bytes'])}): {d['why']}")
+    for prog in (rep.get("bake") or {}).get("programs") or []:   # the kernels' planned scratch, in the pools
+        for m in prog.get("methods") or []:
+            sc = m.get("scratch") or {}
+            if sc.get("calls"):
+                top = sc.get("largest") or {}
+                lines.append(f"  kernel scratch {Path(prog['file']).name}:{m['name']} ({sc['isa']}): {sc['calls']} call(s), "
+                             f"{sc.get('in_arenas', 0)} in free arena gaps, the rest in {_kib(sc['bytes'])} of the pool "
+                             f"{_kib(m['pool_bytes'])}; largest {top.get('bytes', 0)} B, {top.get('operator', '?')} at "
+                             f"instruction {top.get('instruction', '?')}")
     if rep.get("stack"):
         from .stack_budget import describe
         lines.append(describe(rep))

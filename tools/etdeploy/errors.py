@@ -170,6 +170,10 @@ class RunOutOfMemory(RunError):
     pass
 
 
+class RunScratchMismatch(RunOutOfMemory):
+    """A kernel's scratch need is not what bake planned (ET_ERR_SCRATCH, found at method load)."""
+
+
 class RunMissingOperator(RunError):
     pass
 

@@ -143,7 +143,8 @@ def judge(res: RunResult, timeout: float, describe_op=None, symbolize=None, expe
         e = res.errors[0]
         res.status = "error"
         res.reason = describe_error(e, describe_op)
-        cls = {3: errors.RunOutOfMemory, 4: errors.RunMissingOperator, 1: errors.RunBadProgram}.get(e["code"],
+        cls = {3: errors.RunOutOfMemory, 4: errors.RunMissingOperator, 1: errors.RunBadProgram,
+               11: errors.RunScratchMismatch}.get(e["code"],
                                                                                                  errors.RunError)
         raise _with(cls(res.reason), res)
     if res.result is None:
@@ -194,6 +195,9 @@ def describe_error(e: dict, describe_op=None) -> str:
     if e["code"] == 3:
         what = "a planned arena" if e.get("value") is not None else "the method pool"
         msg += f": {what} needs {e['detail']} bytes, {e['detail2']} available"
+    elif e["code"] == 11:   # ET_ERR_SCRATCH: at load detail = the kernel's need, detail2 = bake's plan
+        msg += (f": the kernel needs {e['detail']} bytes of scratch, bake planned {e['detail2']} "
+                f"(tools/etdeploy/kernel_scratch.py and the kernel's size function disagree)")
     elif e["code"] == 6 and e.get("detail") is not None:
         msg += f" (argument {e['detail']})"
     return msg

@@ -14,6 +14,7 @@ KERNEL_DIR = ROOT / "firmware" / "kernels"
 _MARK = re.compile(r'ET_OP\(\s*"([^"]+)"\s*,\s*(\w+)\s*\)')
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _STATE = re.compile(r'ET_STATE\(\s*"([^"]+)"\s*,\s*(\d+)\s*\)')
+_SCRATCH = re.compile(r'ET_SCRATCH\(\s*"([^"]+)"\s*\)')
 # Always compiled with any kernel: shared helpers and math.
 SUPPORT = ("kernel_util.c", "etmath.c")
 
@@ -24,6 +25,7 @@ class Kernel:
     symbol: str
     source: Path
     state: int = 0   # bytes of per-call state (ET_STATE): bake adds them to the method pool
+    scratch: bool = False   # ET_SCRATCH: planned scratch (etdeploy.kernel_scratch) and a load-time check
 
 
 @lru_cache(maxsize=None)
@@ -32,8 +34,9 @@ def _scan(stamp: tuple) -> dict[str, Kernel]:
     for path in kernel_files():
         text = path.read_text(errors="replace")
         states = {op: int(n) for op, n in _STATE.findall(text)}
+        scratch = set(_SCRATCH.findall(text))
         for op, sym in _MARK.findall(text):
-            table.setdefault(op, Kernel(op, sym, path, states.get(op, 0)))
+            table.setdefault(op, Kernel(op, sym, path, states.get(op, 0), op in scratch))
     return table
 
 

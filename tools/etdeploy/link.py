@@ -20,7 +20,7 @@ MAX_FRAME = 1 << 24
 NP_DTYPES = numpy_dtypes()
 STATUS = {0: "ok", 1: "bad program", 2: "unsupported", 3: "out of memory", 4: "missing operator",
           5: "unknown backend", 6: "invalid argument", 7: "bad input", 8: "delegate failed",
-          9: "internal error", 10: "output mismatch"}
+          9: "internal error", 10: "output mismatch", 11: "kernel scratch not as planned"}
 VALUE_TAGS = {0: "none", 1: "int", 2: "double", 3: "bool", 5: "tensor"}
 
 

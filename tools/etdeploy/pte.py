@@ -60,6 +60,7 @@ class PoolCounts:
     instr_arrays: dict = field(default_factory=dict) # n -> count of ET_A(n*sizeof(et_instr))
     delegates: int = 0
     kernel_state: int = 0        # bytes of et_kernel_state blocks (bake fills it from ET_STATE)
+    scratch: int = 0             # the kernels' planned scratch block (bake: etdeploy.kernel_scratch), 16-aligned
 
 
 @dataclass
@@ -74,6 +75,19 @@ class MethodInfo:
     kernel_calls: list[tuple[int, int]]   # (op index, nargs)
     counts: PoolCounts
     values: int
+    # per KernelCall (chain order): (instruction ordinal over all chains, op index, [argument]) where an
+    # argument is a TensorInfo, (kind, scalar) or ("IntList", [ints]): what kernel_scratch sizes from
+    calls: list = field(default_factory=list)
+    scratch_plan: list = field(default_factory=list)   # per instruction: planned scratch bytes (bake)
+    scratch_mem: list = field(default_factory=list)    # per instruction: arena mem_id of its scratch, 0 = pool block
+    scratch_off: list = field(default_factory=list)    # per instruction: offset in that arena
+    # what the arena placement of kernel scratch reads (etdeploy.scratch_place): per instruction (kind, value
+    # indices it uses with tensor lists expanded, the last argument of a KernelCall or None, its arguments); planned tensors
+    # by value index: (mem_id, offset, bytes or None for an unknown dtype, has initial data); the method's input
+    # and output value indices
+    instr_uses: list = field(default_factory=list)
+    planned: dict = field(default_factory=dict)
+    io_values: tuple = ((), ())
 
 
 @dataclass
@@ -123,6 +137,42 @@ def _describe(v: dict):
     return (kind, None)
 
 
+def _arg(values: list, idx: int):
+    """A kernel argument as the kernels see it: int lists resolved to their ints."""
+    if not 0 <= idx < len(values):
+        return ("Null", None)
+    v = values[idx]
+    if v.get("val_type") == "IntList":
+        items = [values[i] for i in v["val"].get("items") or [] if 0 <= i < len(values)]
+        return ("IntList", [int(x["val"]["int_val"]) for x in items if x.get("val_type") == "Int"])
+    return _describe(v)
+
+
+def _uses(values: list, kind, body: dict) -> tuple:
+    """(kind, the value indices an instruction touches, tensor lists expanded, the KernelCall's last argument,
+    the KernelCall's arguments as given)."""
+    if kind in ("KernelCall", "DelegateCall"):
+        idx = list(body.get("args") or [])
+    elif kind == "MoveCall":
+        idx = [body.get("move_from", -1), body.get("move_to", -1)]
+    elif kind == "JumpFalseCall":
+        idx = [body.get("cond_value_index", -1)]
+    elif kind == "FreeCall":
+        idx = [body.get("value_index", -1)]
+    else:
+        idx = []
+    out = []
+    for a in idx:
+        if not isinstance(a, int) or not 0 <= a < len(values):
+            continue
+        out.append(a)
+        v = values[a]
+        if v.get("val_type") in ("TensorList", "OptionalTensorList"):
+            out += [i for i in (v.get("val") or {}).get("items") or [] if isinstance(i, int) and 0 <= i < len(values)]
+    last = idx[-1] if kind == "KernelCall" and idx else None
+    return (kind, out, last, idx if kind == "KernelCall" else [])
+
+
 def _method(plan: dict, path: Path) -> MethodInfo:
     values = plan.get("values") or []
     c = PoolCounts(values=len(values))
@@ -149,25 +199,32 @@ def _method(plan: dict, path: Path) -> MethodInfo:
     ops = [f"{o.get('name') or ''}.{o.get('overload') or 'default'}" for o in plan.get("operators") or []]
     chains = plan.get("chains") or []
     c.chains = len(chains)
-    n_instr, kcalls = 0, []
+    n_instr, kcalls, calls, uses = 0, [], [], []
     for ch in chains:
         ins = ch.get("instructions") or []
         n_instr += len(ins)
         if ins:
             c.instr_arrays[len(ins)] = c.instr_arrays.get(len(ins), 0) + 1
-        for i in ins:
+        for k, i in enumerate(ins, n_instr - len(ins)):
             kind, body = i.get("instr_args_type"), i.get("instr_args") or {}
+            uses.append(_uses(values, kind, body))
             if kind in ("KernelCall", "DelegateCall"):
                 n = len(body.get("args") or [])
                 if n:
                     c.ptr_arrays[n] = c.ptr_arrays.get(n, 0) + 1
                 if kind == "KernelCall":
                     kcalls.append((body.get("op_index", 0), n))
+                    calls.append((k, body.get("op_index", 0), [_arg(values, a) for a in body.get("args") or []]))
     inputs = [_describe(values[i]) for i in plan.get("inputs") or [] if 0 <= i < len(values)]
     outputs = [_describe(values[i]) for i in plan.get("outputs") or [] if 0 <= i < len(values)]
     c.delegates = len(plan.get("delegates") or [])
-    return MethodInfo(plan.get("name") or "", ops, inputs, outputs, list(plan.get("non_const_buffer_sizes") or [0]),
-                      [], n_instr, kcalls, c, len(values))
+    m = MethodInfo(plan.get("name") or "", ops, inputs, outputs, list(plan.get("non_const_buffer_sizes") or [0]),
+                   [], n_instr, kcalls, c, len(values), calls)
+    m.instr_uses = uses
+    m.planned = {i: (t.mem_id, t.offset, t.nbytes if t.dtype in DTYPES else None, t.constant_index > 0) for i, v in enumerate(values) if v.get("val_type") == "Tensor"
+                 for t in [_tensor(v["val"])] if t.mem_id is not None and t.mem_id >= 1}
+    m.io_values = (tuple(plan.get("inputs") or ()), tuple(plan.get("outputs") or ()))
+    return m
 
 
 def _delegates(prog: dict, plan: dict, base: int, seg_base: int, size: int) -> list[DelegateInfo]:

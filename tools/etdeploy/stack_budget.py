@@ -150,7 +150,10 @@ def describe(rep: dict) -> str:
     st = rep["stack"]
     arenas = sum(p["size"] for p in rep.get("placed", ()) if p["name"].startswith("et_arena_"))
     pools = sum(p["size"] for p in rep.get("placed", ()) if p["name"].startswith("et_pool_"))
+    scratch = sum((m.get("scratch") or {}).get("bytes", 0) for p in (rep.get("bake") or {}).get("programs") or ()
+                  for m in p.get("methods") or ())
     return (f"  stack: worst case {st['bytes']} B of {st['size']} B (deepest: "
             + " -> ".join(st["chain"][:6]) + (" ..." if len(st["chain"]) > 6 else "") + ")\n"
-            f"  RAM = arenas {arenas} B + pools {pools} B + stack {st['size']} B (worst case {st['bytes']} B) "
+            f"  RAM = arenas {arenas} B + pools {pools} B"
+            + (f" (kernel scratch {scratch} B of them)" if scratch else "") + f" + stack {st['size']} B (worst case {st['bytes']} B) "
             f"= {arenas + pools + st['size']} B")

@@ -13,6 +13,7 @@ typedef struct {
   const int8_t *w;    /* OHWI (conv) or 1HWO (depthwise) */
   bool depthwise;
   const int32_t *bias, *mult, *shift;
+  int8_t *scr;        /* this call's planned scratch (ET_SCRATCH), 16-aligned, or NULL: see qconv_scratch */
 } qconv;
 
 /* Checks a call's arguments [input, weight, bias, stride, padding, dilation, (depth_multiplier,)
@@ -75,6 +76,7 @@ __attribute__((always_inline)) static inline et_status qconv_args(et_kctx *ctx, 
   c->bias = bias ? (const int32_t *)bias->data : NULL;
   c->mult = (const int32_t *)mt->data;
   c->shift = (const int32_t *)shf->data;
+  c->scr = NULL;
   *inp = in;
   *outp = out;
   *constant = w->constant && mt->constant && shf->constant && (!bias || bias->constant);

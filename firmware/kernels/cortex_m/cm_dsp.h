@@ -179,6 +179,7 @@ typedef struct {
   const int32_t *bias, *ksum, *mult, *shift;
   int32_t N, K, io, out_off, amin, amax;
   bool per_channel;
+  uint32_t *wbuf;   /* cm_dsp_gemm_wide's widened rows: CM_DSP_WBUF_BYTES(K) of planned scratch (ET_SCRATCH) */
 } cm_dsp_gemm_args;
 
 CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm(const cm_dsp_gemm_args *g, const int8_t *x, ptrdiff_t xs,
@@ -225,6 +226,7 @@ CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm(const cm_dsp_gemm_ar
  * 2 LDRD + 2 LDR + 4 SXTB16 + 8 SMLAD + the loop (18 instructions for 16 MACs), the weights widened
  * in registers. Layout per 4 k: (x0 even, x1 even, x0 odd, x1 odd) pairs. */
 #define CM_DSP_WK 256
+#define CM_DSP_WBUF_BYTES(K) ((K) <= CM_DSP_WK ? 16u * (uint32_t)((K) >> 2) : 0u)   /* 2 rows x K int16 */
 static inline void cm_dsp_widen2(const int8_t *x0, const int8_t *x1, int32_t k4, uint32_t io2, uint32_t *buf) {
   for (int32_t i = 0; i < k4; i++, x0 += 4, x1 += 4, buf += 4) {
     const uint32_t a = cm_ld32(x0), b = cm_ld32(x1);
@@ -281,8 +283,8 @@ CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm_wide(const cm_dsp_ge
   const int8_t *w = g->w;
   const bool pc = g->per_channel;
   const uint32_t io2 = ((uint32_t)io & 0xFFFFu) * 0x10001u;
-  uint32_t buf[CM_DSP_WK];   /* 2 rows x K int16 */
-  if (g->ksum || K > CM_DSP_WK) {   /* the offset is folded into x here: no kernel sums; the buffer's bound */
+  uint32_t *const buf = g->wbuf;   /* CM_DSP_WBUF_BYTES(K) of scratch */
+  if (g->ksum || K > CM_DSP_WK || (!buf && k4)) {   /* the offset is folded into x here: no kernel sums; the buffer's bound */
     cm_dsp_gemm(g, x, xs, M, y, ysm, ysn);
     return;
   }

@@ -11,7 +11,7 @@
  * chunk of pixels in a fixed stack buffer, padded taps holding -in_off (so they add nothing). The
  * input offset is folded into a per-channel constant bias + in_off * sum(w) (the kernel sum), worked
  * out once per call and channel group; the requantisation runs per channel on four lanes. */
-#define QC_COLS 2048   /* im2col bytes (stack): K up to this; larger K takes the portable path */
+#define QC_COLS 2048   /* im2col chunk bytes at most (planned scratch): K up to this; larger K takes the portable path */
 #define QC_MAXO 512    /* output channels whose constants the asm path keeps on the stack */
 
 typedef struct {
@@ -249,6 +249,21 @@ CM_UNUSED static void qc_gemm_rows(const qconv *c, int32_t K, const int8_t *x, p
   }
 }
 
+/* Planned scratch of qconv_mve at c->scr (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): the
+ * channels' constants (QC_KS_BYTES, while O <= QC_MAXO), then the im2col chunk (QC_COLS / K pixels of K
+ * bytes, P pixels at most). From shapes and int arguments only: a path refused for its data plans it too. */
+#define QC_KS_BYTES(O) (((uint32_t)(O) * 4u + 15u) & ~15u)
+CM_UNUSED static uint32_t qconv_mve_scratch(const qconv *c) {
+  const int32_t O = c->y.c, C = c->x.c, K = c->KH * c->KW * C, P = c->y.h * c->y.w;
+  if (c->depthwise || c->cpg != C || (c->x.sc != 1 && C != 1) || c->y.sc != 1 || K <= 0 || c->in_off < -127 ||
+      c->in_off > 128)
+    return 0;
+  const bool direct = c->KH == 1 && c->KW == 1 && c->ph == 0 && c->pw == 0;
+  if (!direct && K > QC_COLS) return 0;
+  const uint32_t ks = O <= QC_MAXO ? QC_KS_BYTES(O) : 0u;
+  return ks + (direct ? 0u : (uint32_t)K * (uint32_t)(P < QC_COLS / K ? P : QC_COLS / K));
+}
+
 /* false: not this path (nothing written) */
 CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t O = c->y.c, C = c->x.c, K = c->KH * c->KW * C;
@@ -258,8 +273,8 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   for (int32_t oc = 0; oc < O; oc++)
     if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
   const bool direct = c->KH == 1 && c->KW == 1 && c->ph == 0 && c->pw == 0;  /* pointwise: no copy */
-  if (!direct && K > QC_COLS) return false;
-  int8_t buf[QC_COLS] __attribute__((aligned(16)));
+  if ((!direct && K > QC_COLS) || (!c->scr && qconv_mve_scratch(c))) return false;
+  int8_t *const buf = c->scr ? c->scr + (O <= QC_MAXO ? QC_KS_BYTES(O) : 0u) : NULL;   /* im2col chunk (scratch) */
   const int32_t chunk = direct ? 0 : QC_COLS / K;
   const int32_t OH = c->y.h, OW = c->y.w;
   /* the whole image as one run of pixels: unit stride, rows back to back on both sides */
@@ -268,7 +283,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   qc_group g;
   g.out_off = c->out_off; g.amin = c->amin; g.amax = c->amax; g.K = K;
   /* the channels' constants once per call: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
-  int32_t ks[QC_MAXO];
+  int32_t *const ks = (int32_t *)(void *)c->scr;   /* O <= QC_MAXO: QC_KS_BYTES(O) of scratch */
   const bool asm_path = QC_ASM && O <= QC_MAXO;
   for (int32_t o = 0; asm_path && o < O; o++)
     ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));

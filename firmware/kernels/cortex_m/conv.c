@@ -4,6 +4,18 @@
 #include "dsp_conv.h"
 #endif
 
+/* planned scratch of a dense/grouped call (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it) */
+static uint32_t qconv_scratch(const qconv *c) {
+#ifdef CM_MVE
+  return qconv_mve_scratch(c);
+#elif defined(CM_DSP)
+  return cm_dsp_conv_scratch(c);
+#else
+  (void)c;
+  return 0;
+#endif
+}
+
 /* dense and grouped convolution (the depthwise operators are in depthwise.c) */
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
@@ -68,7 +80,7 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   bool constant;
   et_status st = qconv_args(ctx, args, false, nhwc, &c, &in, &out, &constant);
   if (st) return st;
-  if (ctx->prepare) return ET_OK;
+  ET_SCRATCH_TAKE(ctx, qconv_scratch(&c), c.scr);
   qconv_run(&c, (const int8_t *)in->data, (int8_t *)out->data);
   return ET_OK;
 }
@@ -76,5 +88,7 @@ static et_status qconv_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
 /* quantized_conv2d.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, int input_offset, int output_offset, Tensor requantize_multipliers,
  *   Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) */
+ET_SCRATCH("cortex_m::quantized_conv2d.out");
+ET_SCRATCH("cortex_m::quantized_conv2d_nhwc.out");
 ET_OP("cortex_m::quantized_conv2d.out", k_cm_quantized_conv2d_out) { return qconv_op(ctx, args, nargs, false); }
 ET_OP("cortex_m::quantized_conv2d_nhwc.out", k_cm_quantized_conv2d_nhwc_out) { return qconv_op(ctx, args, nargs, true); }

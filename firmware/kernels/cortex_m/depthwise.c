@@ -47,19 +47,49 @@ __attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t 
 
 #ifdef CM_MVE
 /* One input channel and many outputs (a first layer) is a dense convolution whose OHWI weights are the
- * depthwise 1HWO ones transposed: here into a stack buffer for the call, then the GEMM (cm_gemm.h). */
+ * depthwise 1HWO ones transposed: here into the planned scratch (the first QDW_TW_BYTES), then the GEMM
+ * (cm_gemm.h) with the rest of the scratch. */
 #define QDW_TW 4096
+#define QDW_TW_BYTES(c) (((uint32_t)((c)->KH * (c)->KW * (c)->y.c) + 15u) & ~15u)
+static bool qdw_conv_view(const qconv *c, qconv *d) {
+  if (c->x.c != 1 || (int64_t)c->KH * c->KW * c->y.c > QDW_TW) return false;
+  *d = *c;
+  d->depthwise = false; d->cpg = 1; d->opg = c->y.c;
+  return true;
+}
+/* planned scratch (ET_SCRATCH; kernel_scratch.py mirrors it): the transposed weights, then qconv_mve's */
+static uint32_t qdw_as_conv_scratch(const qconv *c) {
+  qconv d;
+  return qdw_conv_view(c, &d) ? QDW_TW_BYTES(c) + qconv_mve_scratch(&d) : 0u;
+}
 static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t T = c->KH * c->KW, O = c->y.c;
-  if (c->x.c != 1 || (int64_t)T * O > QDW_TW) return false;
-  int8_t wt[QDW_TW] __attribute__((aligned(16)));
+  qconv d;
+  if (!c->scr || !qdw_conv_view(c, &d)) return false;
+  int8_t *const wt = c->scr;   /* QDW_TW_BYTES(c) of scratch */
+  const int8_t *const w = c->w;   /* a local: the int8 stores below may alias *c */
   for (int32_t o = 0; o < O; o++)
-    for (int32_t t = 0; t < T; t++) wt[o * T + t] = c->w[(ptrdiff_t)t * O + o];
-  qconv d = *c;
-  d.w = wt; d.depthwise = false; d.cpg = 1; d.opg = O;
+    for (int32_t t = 0; t < T; t++) wt[o * T + t] = w[(ptrdiff_t)t * O + o];
+  d.w = wt; d.scr = c->scr + QDW_TW_BYTES(c);
   return qconv_mve(&d, x, y);
 }
 #endif
+
+/* A depthwise call's planned scratch (ET_SCRATCH): the largest of the paths its shapes allow (they run
+ * one at a time; a path refused for its data falls to the next). tools/etdeploy/kernel_scratch.py
+ * computes the same at bake; method load fails (ET_ERR_SCRATCH) where the two differ. */
+static uint32_t qdw_scratch(const qconv *c) {
+#ifdef CM_MVE
+  uint32_t n = qdw_plane_scratch(c), a = qdw_as_conv_scratch(c), l = qdl_scratch(c);
+  n = a > n ? a : n;
+  return l > n ? l : n;
+#elif defined(CM_DSP)
+  return cm_dsp_dw_scratch(c);
+#else
+  (void)c;
+  return 0;
+#endif
+}
 
 /* the depthwise without the plane path */
 static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
@@ -76,6 +106,7 @@ static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 typedef struct {
   cm_call call;
   int32_t plane;   /* qdw_plane_exec with p */
+  uint32_t need;   /* planned scratch bytes (qdw_scratch) */
   qconv c;
 #ifdef CM_MVE
   qdw_plan p;
@@ -87,7 +118,7 @@ _Static_assert(sizeof(qconv_state) <= QCONV_STATE, "raise QCONV_STATE and the ET
 static void qdw_exec(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
   qdw_plan p;
-  if (qdw_plane_prep(c, y, &p)) { qdw_plane_exec(c, &p, x, y); return; }
+  if (c->scr && qdw_plane_prep(c, y, &p)) { qdw_plane_exec(c, &p, x, y); return; }
 #endif
   qdw_run(c, x, y);
 }
@@ -96,11 +127,12 @@ static et_status qdw_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, boo
   ET_CHECK_ARGS(15);
   qconv_state *ks = (qconv_state *)ctx->state;
   if (ks && cm_call_same(&ks->call, args[0], args[14])) {
-    if (ctx->prepare) return ET_OK;
+    if (ctx->prepare) { ctx->scratch_need = ks->need; return ET_OK; }
+    ks->c.scr = (int8_t *)et_scratch(ctx, ks->need);   /* NULL: the paths without scratch */
     const int8_t *x = (const int8_t *)ks->call.x->data;
     int8_t *y = (int8_t *)ks->call.y->data;
 #ifdef CM_MVE
-    if (ks->plane) { qdw_plane_exec(&ks->c, &ks->p, x, y); return ET_OK; }
+    if (ks->plane && ks->c.scr) { qdw_plane_exec(&ks->c, &ks->p, x, y); return ET_OK; }
 #endif
     qdw_run(&ks->c, x, y);
     return ET_OK;
@@ -110,10 +142,14 @@ static et_status qdw_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, boo
   bool constant;
   et_status st = qconv_args(ctx, args, true, nhwc, &c, &in, &out, &constant);
   if (st) return st;
+  const uint32_t need = qdw_scratch(&c);
+  c.scr = (int8_t *)et_scratch(ctx, need);
+  if (ctx->prepare) ctx->scratch_need = need;
   if (ks) {
     ks->c = c;
+    ks->need = need;
 #ifdef CM_MVE
-    ks->plane = qdw_plane_prep(&ks->c, (const int8_t *)out->data, &ks->p);
+    ks->plane = c.scr && qdw_plane_prep(&ks->c, (const int8_t *)out->data, &ks->p);
 #endif
     cm_call_set(&ks->call, in, out, constant);
     if (ctx->prepare) return ET_OK;
@@ -133,6 +169,8 @@ static et_status qdw_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, boo
  *   Tensor requantize_shifts, int activation_min, int activation_max, Tensor scratch, *, Tensor(a!) out) */
 ET_STATE("cortex_m::quantized_depthwise_conv2d.out", 704);
 ET_STATE("cortex_m::quantized_depthwise_conv2d_nhwc.out", 704);
+ET_SCRATCH("cortex_m::quantized_depthwise_conv2d.out");
+ET_SCRATCH("cortex_m::quantized_depthwise_conv2d_nhwc.out");
 ET_OP("cortex_m::quantized_depthwise_conv2d.out", k_cm_quantized_depthwise_conv2d_out) {
   return qdw_op(ctx, args, nargs, false);
 }

@@ -20,7 +20,7 @@ static int32_t cm_dsp_corr(const int32_t *tap, int32_t KW, int32_t kh0, int32_t 
 /* 1x1 without padding: a GEMM over the output pixels (all of an image at once when the rows are dense) */
 static void cm_dsp_pointwise(const qconv *c, const int8_t *x, int8_t *y) {
   const cm_dsp_gemm_args g = {c->w, c->bias, NULL, c->mult, c->shift, c->y.c, c->x.c, c->in_off, c->out_off,
-                              c->amin, c->amax, true};
+                              c->amin, c->amax, true, (uint32_t *)(void *)c->scr};
   const ptrdiff_t xs = (ptrdiff_t)c->sw * c->x.sw;
   const bool flat = c->sw == 1 && c->sh == 1 && c->x.sh == c->x.w * c->x.sw && c->y.sh == c->y.w * c->y.sw &&
                     c->x.h == c->y.h && c->x.w == c->y.w;
@@ -33,6 +33,16 @@ static void cm_dsp_pointwise(const qconv *c, const int8_t *x, int8_t *y) {
       cm_dsp_gemm_wide(&g, x + n * c->x.sn + (ptrdiff_t)oh * c->sh * c->x.sh, xs, c->y.w,
                        y + n * c->y.sn + oh * c->y.sh, c->y.sw, c->y.sc);
   }
+}
+
+/* Planned scratch of cm_dsp_conv (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): a pointwise
+ * call's widened input rows (cm_dsp_gemm_wide). */
+static uint32_t cm_dsp_conv_scratch(const qconv *c) {
+  const int32_t C = c->x.c;
+  if (c->depthwise || c->cpg != C || c->x.sc != 1 || c->x.sw != C || c->dw != 1 || c->KH * c->KW > CM_DSP_TAPS ||
+      C <= 0 || !(c->KH == 1 && c->KW == 1 && c->ph == 0 && c->pw == 0))
+    return 0;
+  return CM_DSP_WBUF_BYTES(C);
 }
 
 __attribute__((noinline)) static bool cm_dsp_conv(const qconv *c, const int8_t *x, int8_t *y) {

@@ -188,8 +188,8 @@ __attribute__((noinline)) static void cm_dsp_dw_pix(const qconv *c, const int8_t
   const ptrdiff_t ysc = c->y.sc;
   /* 3x3: bias + offset x sum of the channel's 9 weights, once per call; the full windows then take
    * no offset adds */
-  int32_t bfull[CM_DSP_DW_C];
-  const bool k33 = c->KH == 3 && KW == 3 && C <= CM_DSP_DW_C;
+  int32_t *const bfull = (int32_t *)(void *)c->scr;   /* CM_DSP_DW_BFULL_BYTES(c) of scratch */
+  const bool k33 = c->KH == 3 && KW == 3 && C <= CM_DSP_DW_C && bfull;
   if (k33)
     for (int32_t ch = 0; ch < C; ch++) {
       int32_t ws = 0;
@@ -271,6 +271,15 @@ __attribute__((noinline)) static void cm_dsp_dw_pix(const qconv *c, const int8_t
         }
       }
     }
+}
+
+/* Planned scratch of cm_dsp_dw (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): the 3x3
+ * per-channel path's folded biases (bias + offset x sum of the 9 weights). */
+#define CM_DSP_DW_BFULL_BYTES(c) ((c)->KH == 3 && (c)->KW == 3 && (c)->y.c <= CM_DSP_DW_C ? 4u * (uint32_t)(c)->y.c : 0u)
+static uint32_t cm_dsp_dw_scratch(const qconv *c) {
+  const int32_t T = c->KH * c->KW;
+  if (T > CM_DSP_DW_TAPS || T < 1 || c->opg >= 4 || !(c->opg == 1 && c->x.sc == 1 && c->x.c >= 4)) return 0;
+  return CM_DSP_DW_BFULL_BYTES(c);
 }
 
 static bool cm_dsp_dw(const qconv *c, const int8_t *x, int8_t *y) {

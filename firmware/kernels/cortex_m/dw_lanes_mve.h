@@ -327,6 +327,34 @@ CM_HOT static void qdl_row_part(const qdl_block *b, const qdl_row *r) { qdl_row_
 CM_HOT static void qdl_row_bcast(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, true, true); }
 CM_HOT static void qdl_row_bcast_part(const qdl_block *b, const qdl_row *r) { qdl_row_run(b, r, false, true); }
 
+/* Planned scratch of qdw_lanes at c->scr (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): the
+ * padded block image (Hp x Wp pixels of es bytes) or else the band (Hb rows x Wp x 16), each while it fits
+ * QDL_PAD (the band planned even where QDL_ASM is off: the size does not depend on -O), 16-aligned; then the
+ * block's packed weights (16 bytes a tap) with an image of 16-byte pixels and unit column dilation; then the
+ * per-column tap masks (8 bytes an output column). */
+static uint32_t qdl_img_bytes(const qconv *c) {
+  const int32_t KH = c->KH, KW = c->KW, T = KH * KW, C = c->x.c, OH = c->y.h, OW = c->y.w;
+  const bool bcast = C == 1;
+  if (!c->depthwise || (!bcast && c->opg != 1) || T > QDL_TAPS || T < 1 || OW > QDL_COLS || (!bcast && c->x.sc != 1) ||
+      c->y.sc != 1 || c->in_off < -127 || c->in_off > 128 || c->out_off < -255 || c->out_off > 255 ||
+      c->amin < -128 || c->amax > 127 || c->amin > c->amax)
+    return 0;
+  const int64_t es = bcast ? 1 : 16, Wp = (int64_t)(OW - 1) * c->sw + (int64_t)(KW - 1) * c->dw + 1;
+  const int64_t Hp = (int64_t)(OH - 1) * c->sh + (int64_t)(KH - 1) * c->dh + 1, Hb = (int64_t)(KH - 1) * c->dh + 1;
+  if (Hp * Wp * es <= QDL_PAD) return (uint32_t)(Hp * Wp * es);
+  return !bcast && c->dw == 1 && Hb * Wp * 16 <= QDL_PAD ? (uint32_t)(Hb * Wp * 16) : 0u;
+}
+#define QDL_WPK_AT(c) ((qdl_img_bytes(c) + 15u) & ~15u)
+#define QDL_COLM_AT(c) (QDL_WPK_AT(c) + (qdl_img_bytes(c) && (c)->x.c != 1 && (c)->dw == 1 ? 16u * (uint32_t)((c)->KH * (c)->KW) : 0u))
+static uint32_t qdl_scratch(const qconv *c) {
+  const int32_t T = c->KH * c->KW, C = c->x.c, OW = c->y.w;
+  if (!c->depthwise || (C != 1 && c->opg != 1) || T > QDL_TAPS || T < 1 || OW > QDL_COLS || (C != 1 && c->x.sc != 1) ||
+      c->y.sc != 1 || c->in_off < -127 || c->in_off > 128 || c->out_off < -255 || c->out_off > 255 ||
+      c->amin < -128 || c->amax > 127 || c->amin > c->amax)
+    return 0;
+  return QDL_COLM_AT(c) + 8u * (uint32_t)OW;
+}
+
 /* false: not this path (nothing written) */
 static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t KH = c->KH, KW = c->KW, T = KH * KW, C = c->x.c, O = c->y.c, OH = c->y.h, OW = c->y.w;
@@ -345,7 +373,9 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
       colbits[kw] |= (uint64_t)1 << (kh * KW + kw);
       rowbits[kh] |= (uint64_t)1 << (kh * KW + kw);
     }
-  uint64_t colm[QDL_COLS];  /* taps inside the input, per output column */
+  if (!c->scr) return false;
+  const uint32_t wpk_at = QDL_WPK_AT(c);   /* qdl_scratch's layout, once a call */
+  uint64_t *const colm = (uint64_t *)(void *)(c->scr + QDL_COLM_AT(c));  /* taps inside the input, per output column */
   for (int32_t ow = 0; ow < OW; ow++) {
     uint64_t m = 0;
     for (int32_t kw = 0, iw = ow * c->sw - c->pw; kw < KW; kw++, iw += c->dw)
@@ -359,7 +389,7 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
   /* too large: a band of the rows one output row reads (asm blocks only: see the loop) */
   const int32_t Hb = (KH - 1) * c->dh + 1;
   const bool band_fits = !padded && !bcast && QDL_ASM && c->dw == 1 && (int64_t)Hb * Wp * 16 <= QDL_PAD;
-  int8_t pbuf[QDL_PAD] __attribute__((aligned(16)));
+  int8_t *const pbuf = c->scr;   /* qdl_scratch(c) bytes, 16-aligned */
   ptrdiff_t ptoff[QDL_TAPS];
   for (int32_t kh = 0; padded && kh < KH; kh++)
     for (int32_t kw = 0; kw < KW; kw++) ptoff[kh * KW + kw] = ((ptrdiff_t)kh * c->dh * Wp + (ptrdiff_t)kw * c->dw) * es;
@@ -418,7 +448,7 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
         rp.y = y + n * c->y.sn + c0;
         const ptrdiff_t xrow = (ptrdiff_t)c->sh * Wp * es;
         if (QDL_ASM && !bcast && c->dw == 1) {
-          int8_t wpk[QDL_TAPS * 16] __attribute__((aligned(16)));
+          int8_t *const wpk = c->scr + wpk_at;   /* 16 T bytes of scratch */
           for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_z_s8(r.w + (ptrdiff_t)tp * O, r.pc));
           qdl_asm_blk ab;
           for (int32_t g = 0; g < 4; g++) { ab.cst[g] = b.cst[g]; ab.vm[g] = b.vm[g]; ab.vs[g] = b.vs[g]; }
@@ -439,7 +469,7 @@ static bool qdw_lanes(const qconv *c, const int8_t *x, int8_t *y) {
       continue;
     }
     if (band) {  /* large images, whole blocks: the rows one output row reads, padded, then the asm row */
-      int8_t wpk[QDL_TAPS * 16] __attribute__((aligned(16)));
+      int8_t *const wpk = c->scr + wpk_at;   /* 16 T bytes of scratch */
       for (int32_t tp = 0; tp < T; tp++) vst1q_s8(wpk + 16 * tp, vld1q_z_s8(r.w + (ptrdiff_t)tp * O, r.pc));
       qdl_asm_blk ab;
       for (int32_t g = 0; g < 4; g++) { ab.cst[g] = b.cst[g]; ab.vm[g] = b.vm[g]; ab.vs[g] = b.vs[g]; }

@@ -330,11 +330,23 @@ static bool qdw_plane_prep(const qconv *c, const int8_t *y, qdw_plan *p) {
   return true;
 }
 
+/* Planned scratch of the plane path at c->scr (ET_SCRATCH; kernel_scratch.py mirrors it): the plane
+ * (Hn x Wp, 16-aligned) then the interleaved rows (OH x 4 Wp + 16), when qdw_plane_prep's shapes fit. */
+static uint32_t qdw_plane_scratch(const qconv *c) {
+  const int32_t KH = c->KH, KW = c->KW, O = c->y.c, OH = c->y.h, OW = c->y.w;
+  if (!c->depthwise || c->opg % 4 || KH > 4 || KW > 4 || c->sw != 1 || c->dw != 1 || c->y.sc != 1 ||
+      c->amin != -128 || c->amax != 127 || c->in_off < -127 || c->in_off > 128 || c->out_off < -255 ||
+      c->out_off > 255 || OH <= 0 || OW <= 0 || O > 255 / 15)
+    return 0;
+  const int64_t Hn = (int64_t)(OH - 1) * c->sh + (int64_t)(KH - 1) * c->dh + 1, Wp = (OW + KW - 1 + 15) & ~15;
+  if (Hn * Wp > QDW_PLANE || (int64_t)OH * 4 * Wp + 16 > QDW_IB || Wp > 16 * QDW_NCH) return 0;
+  return (uint32_t)(((Hn * Wp + 15) & ~15) + (int64_t)OH * 4 * Wp + 16);
+}
+
 CM_HOT static void qdw_plane_exec(const qconv *c, qdw_plan *p, const int8_t *x, int8_t *y) {
   const int32_t O = c->y.c, OH = c->y.h, OW = c->y.w, Wp = p->Wp, Hn = p->Hn, nch = p->nch, R = p->R;
   const int32_t top = p->top, bot = p->bot, cols = p->cols, ph = c->ph, pw = c->pw;
-  int8_t plane[QDW_PLANE] __attribute__((aligned(16)));
-  int8_t ib[QDW_IB] __attribute__((aligned(16)));
+  int8_t *const plane = c->scr, *const ib = c->scr + ((Hn * Wp + 15) & ~15);   /* qdw_plane_scratch(c) bytes */
   int32_t prm[12] __attribute__((aligned(16)));  /* constants, scratch, row tails: qdw4_image */
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   /* locals: int8 stores may alias *c, whose fields would be reloaded in every loop below */

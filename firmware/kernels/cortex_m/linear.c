@@ -128,7 +128,7 @@ static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y) {
 #elif defined(CM_DSP)
   if (f_off == 0 && K > 0) {
     /* sum (x + io) w = x.w + io sum(w) (+ bias), or x.w + kernel_sum when the program gives one */
-    const cm_dsp_gemm_args g = {wd, kd ? NULL : bd, kd, &mult, &shift, N, K, in_off, out_off, amin, amax, false};
+    const cm_dsp_gemm_args g = {wd, kd ? NULL : bd, kd, &mult, &shift, N, K, in_off, out_off, amin, amax, false, NULL};
     cm_dsp_gemm(&g, x, K, M, y, N, 1);
     return;
   }

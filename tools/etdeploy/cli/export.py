@@ -15,7 +15,7 @@ FLOW_HELP = ("override the flow the board's data names: portable (float), pt2e (
 
 def register(sub):
     p = sub.add_parser("export", help=HELP, description=HELP + ". Without --flow: xnnpack on boards whose [xnnpack] says "
-                       "default_flow (android-arm64), else portable; with --quantize: the same xnnpack, ethos_u on "
+                       "default_flow (host, android-arm64), else portable; with --quantize: the same xnnpack, ethos_u on "
                        "boards with an [npu], cortex_m on other Cortex-M boards, pt2e elsewhere.")
     p.add_argument("model", metavar="<file.py>:<name>",
                    help="an nn.Module class (or a function returning a module) in a Python file; example "

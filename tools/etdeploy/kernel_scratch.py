@@ -1,0 +1,294 @@
+"""Planned kernel scratch: the working memory (im2col chunks, padded images, transposed weights, per-channel
+constants) each kernel call needs, worked out at bake from the call's argument shapes and int arguments and
+the board's ISA (Helium "mve", the DSP extension "dsp", or "plain" C).
+
+One function per kernel family, each the mirror of a C size function next to the kernel's buffer
+(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
+`cm_dsp_dw_scratch` in firmware/kernels/cortex_m/). Calls run one at a time, so a method needs the largest of its calls' figures:
+bake puts that block at the base of the method pool. At method load every call of an ET_SCRATCH operator
+reports its own figure (ctx->scratch_need) and the load fails (ET_ERR_SCRATCH) where it is not bake's: a
+model that builds never runs short of scratch mid-inference. The buffers' bounds are read from the
+kernels' own #defines, so a kernel that changes one changes the plan with it."""
+from __future__ import annotations
+
+import re
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import BakeError
+from .pte import TensorInfo
+
+CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
+_BOUNDS = ("QC_COLS", "QC_MAXO", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
+           "CM_DSP_WK", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C")
+ISAS = ("mve", "dsp", "plain")
+
+
+def _stamp() -> tuple:
+    return tuple((p.name, p.stat().st_mtime_ns) for p in sorted(CM_DIR.glob("*.[ch]")))
+
+
+@lru_cache(maxsize=4)
+def _read_bounds(stamp: tuple) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for p in sorted(CM_DIR.glob("*.[ch]")):
+        for name, val in re.findall(r"^#define\s+(\w+)\s+(\d+)\b", p.read_text(errors="replace"), re.M):
+            if name in _BOUNDS:
+                found.setdefault(name, int(val))
+    missing = [b for b in _BOUNDS if b not in found]
+    if missing:
+        raise BakeError(f"kernel scratch bounds not found in {CM_DIR}: {', '.join(missing)} "
+                        f"(tools/etdeploy/kernel_scratch.py reads them from the kernels' #defines)")
+    return found
+
+
+def bounds() -> dict[str, int]:
+    """The kernels' buffer bounds (QC_COLS, QDL_PAD, ...), read from their #defines."""
+    return _read_bounds(_stamp())
+
+
+@lru_cache(maxsize=16)
+def _isa_of(cc: str, flags: tuple) -> str:
+    out = subprocess.run([cc, *flags, "-dM", "-E", "-x", "c", "/dev/null"], capture_output=True, text=True,
+                         check=True).stdout
+    mve = re.search(r"#define __ARM_FEATURE_MVE (\d+)", out)
+    if mve and int(mve.group(1)) & 1:
+        return "mve"
+    return "dsp" if re.search(r"#define __ARM_FEATURE_DSP 1", out) else "plain"
+
+
+def isa(board) -> str:
+    """What the cortex_m kernels compile to on this board (cm_util.h's CM_MVE / CM_DSP): asked of the
+    board's compiler itself; "plain" when no toolchain is installed (nothing can be built then)."""
+    from . import config
+    tc = config.board_toolchain(board, require=False)
+    cc = tc.locate()
+    if cc is None:
+        return "plain"
+    return _isa_of(str(cc), tuple(config.arch_flags(board, tc)))
+
+
+# ------------------------------------------------------------------ geometry (cm_conv.h's qconv_args)
+
+def _strides(t: TensorInfo) -> list[int]:
+    st, acc = [0] * len(t.sizes), 1
+    order = t.dim_order or tuple(range(len(t.sizes)))
+    for d in reversed(order):
+        st[d] = acc
+        acc *= t.sizes[d]
+    return st
+
+
+def _g4(t: TensorInfo, nhwc: bool) -> dict:
+    s, st = t.sizes, _strides(t)
+    if nhwc:
+        return {"n": s[0], "h": s[1], "w": s[2], "c": s[3], "sn": st[0], "sh": st[1], "sw": st[2], "sc": st[3]}
+    return {"n": s[0], "c": s[1], "h": s[2], "w": s[3], "sn": st[0], "sc": st[1], "sh": st[2], "sw": st[3]}
+
+
+def _pair(a) -> tuple[int, int] | None:
+    if not (isinstance(a, tuple) and a[0] == "IntList" and 1 <= len(a[1]) <= 2):
+        return None
+    return (a[1][0], a[1][-1])
+
+
+def _int(a) -> int | None:
+    return a[1] if isinstance(a, tuple) and a[0] == "Int" and isinstance(a[1], int) else None
+
+
+def _conv_out(n: int, p: int, d: int, k: int, s: int) -> int:
+    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def qconv(args: list, depthwise: bool, nhwc: bool) -> dict | None:
+    """A convolution call's geometry as the kernels see it (qconv), or None where the kernel would refuse
+    the arguments (it then needs no scratch: its load-time call fails and execution reports it)."""
+    o = 1 if depthwise else 0
+    if len(args) < 14 + o:
+        return None
+    x, w, out = args[0], args[1], args[13 + o]
+    if not all(isinstance(t, TensorInfo) and len(t.sizes) == 4 for t in (x, w, out)):
+        return None
+    s, p, d = _pair(args[3]), _pair(args[4]), _pair(args[5])
+    ints = [_int(args[i]) for i in (6 + o, 7 + o, 10 + o, 11 + o)]
+    if None in (s, p, d) or None in ints:
+        return None
+    c = {"x": _g4(x, nhwc), "KH": w.sizes[1], "KW": w.sizes[2], "sh": s[0], "sw": s[1], "ph": p[0], "pw": p[1],
+         "dh": d[0], "dw": d[1], "in_off": ints[0], "out_off": ints[1], "amin": ints[2], "amax": ints[3],
+         "depthwise": depthwise}
+    if depthwise:
+        O = w.sizes[3]
+        if w.sizes[0] != 1 or c["x"]["c"] <= 0 or O % c["x"]["c"]:
+            return None
+        c["cpg"], c["opg"] = 1, O // c["x"]["c"]
+    else:
+        O, c["cpg"] = w.sizes[0], w.sizes[3]
+        if c["cpg"] <= 0 or c["x"]["c"] % c["cpg"] or O % (c["x"]["c"] // c["cpg"]):
+            return None
+        c["opg"] = O // (c["x"]["c"] // c["cpg"])
+    oh = _conv_out(c["x"]["h"], c["ph"], c["dh"], c["KH"], c["sh"])
+    ow = _conv_out(c["x"]["w"], c["pw"], c["dw"], c["KW"], c["sw"])
+    if oh <= 0 or ow <= 0:
+        return None
+    c["y"] = _g4(out, nhwc)
+    c["y"].update(c=O, h=oh, w=ow)
+    return c
+
+
+# ------------------------------------------------------------------ the kernels' size functions
+
+def _a16(n: int) -> int:
+    return (n + 15) & ~15
+
+
+def qconv_mve(c: dict) -> int:
+    """cm_gemm.h qconv_mve_scratch: the channels' constants, then the im2col chunk."""
+    b = bounds()
+    O, C, x, y = c["y"]["c"], c["x"]["c"], c["x"], c["y"]
+    K, P = c["KH"] * c["KW"] * C, y["h"] * y["w"]
+    if (c["depthwise"] or c["cpg"] != C or (x["sc"] != 1 and C != 1) or y["sc"] != 1 or K <= 0
+            or not -127 <= c["in_off"] <= 128):
+        return 0
+    direct = c["KH"] == 1 and c["KW"] == 1 and c["ph"] == 0 and c["pw"] == 0
+    if not direct and K > b["QC_COLS"]:
+        return 0
+    ks = _a16(4 * O) if O <= b["QC_MAXO"] else 0
+    return ks + (0 if direct else K * min(P, b["QC_COLS"] // K))
+
+
+def qdw_as_conv(c: dict) -> int:
+    """depthwise.c qdw_as_conv_scratch: one input channel, the weights transposed, then the GEMM's."""
+    T, O = c["KH"] * c["KW"], c["y"]["c"]
+    if c["x"]["c"] != 1 or T * O > bounds()["QDW_TW"]:
+        return 0
+    return _a16(T * O) + qconv_mve(dict(c, depthwise=False, cpg=1, opg=O))
+
+
+def qdw_lanes(c: dict) -> int:
+    """dw_lanes_mve.h qdl_scratch: the padded block image, else the band of rows (16-aligned); the packed
+    weights of a block (16-byte pixels, unit column dilation); the per-column tap masks."""
+    img = _qdl_img(c)
+    if img is None:
+        return 0
+    wpk = 16 * c["KH"] * c["KW"] if img and c["x"]["c"] != 1 and c["dw"] == 1 else 0
+    return _a16(img) + wpk + 8 * c["y"]["w"]
+
+
+def _qdl_img(c: dict) -> int | None:
+    """qdl_img_bytes, None where the lanes path does not take the shapes."""
+    b = bounds()
+    KH, KW, C, OH, OW = c["KH"], c["KW"], c["x"]["c"], c["y"]["h"], c["y"]["w"]
+    T, bcast = KH * KW, C == 1
+    if (not c["depthwise"] or (not bcast and c["opg"] != 1) or not 1 <= T <= b["QDL_TAPS"] or OW > b["QDL_COLS"]
+            or (not bcast and c["x"]["sc"] != 1) or c["y"]["sc"] != 1 or not -127 <= c["in_off"] <= 128
+            or not -255 <= c["out_off"] <= 255 or c["amin"] < -128 or c["amax"] > 127 or c["amin"] > c["amax"]):
+        return None
+    es = 1 if bcast else 16
+    Wp = (OW - 1) * c["sw"] + (KW - 1) * c["dw"] + 1
+    Hp, Hb = (OH - 1) * c["sh"] + (KH - 1) * c["dh"] + 1, (KH - 1) * c["dh"] + 1
+    if Hp * Wp * es <= b["QDL_PAD"]:
+        return Hp * Wp * es
+    return Hb * Wp * 16 if not bcast and c["dw"] == 1 and Hb * Wp * 16 <= b["QDL_PAD"] else 0
+
+
+def qdw_plane(c: dict) -> int:
+    """dw_plane_mve.h qdw_plane_scratch: the padded plane, then the interleaved rows."""
+    b = bounds()
+    KH, KW, O, OH, OW = c["KH"], c["KW"], c["y"]["c"], c["y"]["h"], c["y"]["w"]
+    if (not c["depthwise"] or c["opg"] % 4 or KH > 4 or KW > 4 or c["sw"] != 1 or c["dw"] != 1 or c["y"]["sc"] != 1
+            or c["amin"] != -128 or c["amax"] != 127 or not -127 <= c["in_off"] <= 128
+            or not -255 <= c["out_off"] <= 255 or OH <= 0 or OW <= 0 or O > 255 // 15):
+        return 0
+    Hn, Wp = (OH - 1) * c["sh"] + (KH - 1) * c["dh"] + 1, (OW + KW - 1 + 15) & ~15
+    if Hn * Wp > b["QDW_PLANE"] or OH * 4 * Wp + 16 > b["QDW_IB"] or Wp > 16 * b["QDW_NCH"]:
+        return 0
+    return _a16(Hn * Wp) + OH * 4 * Wp + 16
+
+
+def dsp_conv(c: dict) -> int:
+    """dsp_conv.h cm_dsp_conv_scratch: a pointwise call's input rows widened to int16 (cm_dsp_gemm_wide)."""
+    b, C = bounds(), c["x"]["c"]
+    if (c["depthwise"] or c["cpg"] != C or c["x"]["sc"] != 1 or c["x"]["sw"] != C or c["dw"] != 1
+            or c["KH"] * c["KW"] > b["CM_DSP_TAPS"] or C <= 0
+            or not (c["KH"] == 1 and c["KW"] == 1 and c["ph"] == 0 and c["pw"] == 0)):
+        return 0
+    return 16 * (C >> 2) if C <= b["CM_DSP_WK"] else 0
+
+
+def dsp_dw(c: dict) -> int:
+    """dsp_dw.h cm_dsp_dw_scratch: the 3x3 per-channel path's folded biases."""
+    b, T, O = bounds(), c["KH"] * c["KW"], c["y"]["c"]
+    if not 1 <= T <= b["CM_DSP_DW_TAPS"] or c["opg"] >= 4 or not (c["opg"] == 1 and c["x"]["sc"] == 1
+                                                                   and c["x"]["c"] >= 4):
+        return 0
+    return 4 * O if c["KH"] == 3 and c["KW"] == 3 and O <= b["CM_DSP_DW_C"] else 0
+
+
+def _conv(args: list, isa_: str, nhwc: bool) -> int:
+    c = qconv(args, False, nhwc)
+    if not c or isa_ == "plain":
+        return 0
+    return qconv_mve(c) if isa_ == "mve" else dsp_conv(c)
+
+
+def _depthwise(args: list, isa_: str, nhwc: bool) -> int:
+    c = qconv(args, True, nhwc)
+    if not c or isa_ == "plain":
+        return 0
+    if isa_ == "dsp":
+        return dsp_dw(c)
+    return max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c))
+
+
+# operator -> bytes(args, isa); every operator with ET_SCRATCH in its kernel file needs an entry
+FORMULAS = {
+    "cortex_m::quantized_conv2d.out": lambda a, i: _conv(a, i, False),
+    "cortex_m::quantized_conv2d_nhwc.out": lambda a, i: _conv(a, i, True),
+    "cortex_m::quantized_depthwise_conv2d.out": lambda a, i: _depthwise(a, i, False),
+    "cortex_m::quantized_depthwise_conv2d_nhwc.out": lambda a, i: _depthwise(a, i, True),
+}
+
+
+# operator -> argument index our kernel never touches: executorch's `Tensor scratch` (sized for CMSIS-NN),
+# planned in the arena for that call only; scratch_place may put the call's own scratch over it
+UNTOUCHED_ARG = {
+    "cortex_m::quantized_conv2d.out": 12, "cortex_m::quantized_conv2d_nhwc.out": 12,
+    "cortex_m::quantized_depthwise_conv2d.out": 13, "cortex_m::quantized_depthwise_conv2d_nhwc.out": 13,
+}
+
+
+def untouched(method):
+    """k -> the value indices instruction k's kernel never touches (for scratch_place.place)."""
+    def f(k: int) -> list[int]:
+        kind, _, _, args = method.instr_uses[k]
+        if kind != "KernelCall":
+            return []
+        oi = next((o for kk, o, _ in method.calls if kk == k), None)
+        op = method.operators[oi] if oi is not None and 0 <= oi < len(method.operators) else ""
+        i = UNTOUCHED_ARG.get(op)
+        return [args[i]] if i is not None and i < len(args) else []
+    return f
+
+
+def call_bytes(op: str, args: list, isa_: str) -> int:
+    """Scratch bytes one call of `op` needs on an `isa_` board (0: none)."""
+    if isa_ not in ISAS:
+        raise ValueError(f"isa must be one of {ISAS}, got {isa_!r}")
+    f = FORMULAS.get(op)
+    return f(args, isa_) if f else 0
+
+
+def plan(method, cat: dict, isa_: str) -> list[int]:
+    """Per instruction of the method (all chains, in order): the scratch bytes bake plans for it (0 for
+    instructions that are not calls of an ET_SCRATCH operator)."""
+    out = [0] * method.instructions
+    for k, oi, args in method.calls:
+        op = method.operators[oi] if 0 <= oi < len(method.operators) else ""
+        kern = cat.get(op)
+        if kern is not None and kern.scratch:
+            if op not in FORMULAS:
+                raise BakeError(f"kernel for {op} declares ET_SCRATCH but tools/etdeploy/kernel_scratch.py has no "
+                                f"formula for it")
+            out[k] = call_bytes(op, args, isa_)
+    return out
