@@ -29,7 +29,8 @@ VARIANTS = {"m55_int8": ("cortex_m", "M55", "corstone300"), "m55_f32": ("portabl
             "m4_int8": ("cortex_m", "M4", "mps2-an386")}
 KINDS = ("pointwise", "conv", "depthwise", "linear", "other")
 EXPORTS = ROOT / ".cache" / "bench" / "realmodels"
-KEY_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py", "tools/etdeploy/view_layout.py"]
+KEY_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py", "tools/etdeploy/view_layout.py",
+               "tools/etdeploy/export_lowering.py", "tools/etdeploy/export_common.py"]
 
 
 def _key(variant: str) -> str:

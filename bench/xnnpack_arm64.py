@@ -25,7 +25,8 @@ BOARD = "android-arm64"
 NETS = ["ds_cnn", "resnet8"]
 PAIRS = {"f32": ("xnnpack", "portable"), "int8": ("xnnpack_q8", "pt2e")}   # precision -> (ours+XNNPACK, ours)
 EXPORTS = ROOT / ".cache" / "bench" / "xnnpack-arm64"
-KEY_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/export_xnnpack.py"]
+KEY_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/export_xnnpack.py", "tools/etdeploy/export_lowering.py",
+               "tools/etdeploy/export_common.py"]
 
 
 def export(name: str, flow: str) -> Path:

@@ -95,3 +95,12 @@ def test_kernel_state_is_in_the_pool_and_the_op_table(tmp_path):
     assert f"{m.counts.kernel_state}u" in src and "et_op_state_0_0" in src
     plain = bake.bake([MODELS / "mlp.pte"], board(), tmp_path / "mlp")
     assert plain.programs[0].method("forward").counts.kernel_state == 0
+
+
+def test_kernel_sources_bring_their_companions():
+    """conv.c calls into conv_direct.c and conv_transpose.c (it includes their headers): a program with
+    a convolution gets all three compiled; every kernel source is reachable from some operator."""
+    names = {p.name for p in kernels.sources_for({"aten::convolution.out"})}
+    assert {"conv.c", "conv_direct.c", "conv_transpose.c", "kernel_util.c"} <= names
+    assert "linalg.c" not in names
+    assert set(kernels.sources_for(set(kernels.catalogue()))) == set(kernels.kernel_files())

@@ -281,7 +281,7 @@ TARGETS = {
     "lx106": ["xtensa-lx106-elf-gcc", "-ffreestanding", "-Os"],
     "aarch64": ["aarch64-linux-gnu-gcc", "-O2"],
 }
-MY_FILES = ["linalg.c", "conv.c", "pool.c", "norm.c", "embedding.c", "quant.c",
+MY_FILES = ["linalg.c", "linear.c", "conv.c", "conv_direct.c", "conv_transpose.c", "pool.c", "norm.c", "embedding.c", "quant.c",
             *sorted(str(p.relative_to(KDIR)) for p in (KDIR / "cortex_m").glob("*.c"))]
 
 

@@ -33,7 +33,7 @@ FLOAT = ["ds_cnn", "resnet8", "fc_autoencoder"]
 INT8 = ["ds_cnn", "resnet8", "mobilenet_v1_vww", "fc_autoencoder", "shufflenet_v2_x0_5"]   # the last: torchvision
 CASES = ["channel_shuffle", "ceil_pool", "attention"]   # kernel cases (modules below), int8 and float
 SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py",   # with realmodels.source_files()
-           "tools/etdeploy/view_layout.py"]
+           "tools/etdeploy/view_layout.py", "tools/etdeploy/export_lowering.py", "tools/etdeploy/export_common.py"]
 
 
 def _case_module(name, flow="cortex_m"):

@@ -20,7 +20,8 @@ from etdeploy.errors import BakeError
 
 NETS = ["ds_cnn", "resnet8"]
 PROGRAMS = [(n, f) for n in NETS for f in ("xnnpack", "xnnpack_q8")]
-EXPORT_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/export_xnnpack.py"]
+EXPORT_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/export_xnnpack.py", "tools/etdeploy/export_lowering.py",
+                  "tools/etdeploy/export_common.py"]
 REMOTE = "/data/local/tmp/etdeploy"
 
 

@@ -116,6 +116,44 @@ typedef struct {
 
 /* np (1..3) output pixels (oh, ow .. ow + np - 1) x all output channels */
 #ifdef CONV_MVE
+/* Shared by nhwc_block and gemm3_o, for 8 output channels from o (of O): the lane predicates of the
+ * two vectors, and their start (the bias, or 0; FULL: all 8 channels exist). */
+static inline __attribute__((always_inline)) void oc8_start(const float *bias, int32_t o, int32_t O, int FULL,
+                                                            mve_pred16_t *q0, mve_pred16_t *q1, float32x4_t *b0,
+                                                            float32x4_t *b1) {
+  const int32_t n = O - o;
+  *q0 = vctp32q((uint32_t)n);
+  *q1 = vctp32q((uint32_t)(n > 4 ? n - 4 : 0));
+  *b0 = *b1 = vdupq_n_f32(0.0f);
+  if (bias) {
+    if (FULL) { *b0 = vld1q_f32(bias + o); *b1 = vld1q_f32(bias + o + 4); }
+    else { *b0 = vld1q_z_f32(bias + o, *q0); *b1 = vld1q_z_f32(bias + o + 4, *q1); }
+  }
+}
+
+/* ... and their store: pixels m < np (at most 3) at y + m * ys, channels o + 0..3 in a<m>0 and
+ * o + 4..7 in a<m>1, channel c at c * yc (yc != 1: scattered to channel planes) */
+static inline __attribute__((always_inline)) void oc8_store(float *y, ptrdiff_t ys, int32_t o, ptrdiff_t yc,
+                                                            uint32x4_t yoff, int32_t np, mve_pred16_t q0,
+                                                            mve_pred16_t q1,
+                                                            float32x4_t a00, float32x4_t a01, float32x4_t a10,
+                                                            float32x4_t a11, float32x4_t a20, float32x4_t a21,
+                                                            int FULL) {
+  for (int m = 0; m < 3; m++) {
+    if (m >= np) break;
+    float *yp = y + m * ys + o * yc;
+    const float32x4_t r0 = m == 0 ? a00 : m == 1 ? a10 : a20, r1 = m == 0 ? a01 : m == 1 ? a11 : a21;
+    if (yc != 1) {
+      vstrwq_scatter_shifted_offset_p_f32(yp, yoff, r0, q0);
+      vstrwq_scatter_shifted_offset_p_f32(yp + 4 * yc, yoff, r1, q1);
+    } else if (FULL) {
+      vst1q_f32(yp, r0); vst1q_f32(yp + 4, r1);
+    } else {
+      vst1q_p_f32(yp, r0, q0); vst1q_p_f32(yp + 4, r1, q1);
+    }
+  }
+}
+
 /* output channels [o0, o1) in blocks of 8; FULL: every block whole (no predicates); UNIT: input and
  * weights contiguous along c */
 static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np,
@@ -126,13 +164,9 @@ static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a,
   const int32_t C = a->C;
   float *y = a->y + oh * a->yh + ow * a->yw;
   for (int32_t o = o0; o < o1; o += 8) {
-    const int32_t n = a->O - o;
-    const mve_pred16_t q0 = vctp32q((uint32_t)n), q1 = vctp32q((uint32_t)(n > 4 ? n - 4 : 0));
-    float32x4_t b0 = vdupq_n_f32(0.0f), b1 = b0;
-    if (a->bias) {
-      if (FULL) { b0 = vld1q_f32(a->bias + o); b1 = vld1q_f32(a->bias + o + 4); }
-      else { b0 = vld1q_z_f32(a->bias + o, q0); b1 = vld1q_z_f32(a->bias + o + 4, q1); }
-    }
+    mve_pred16_t q0, q1;
+    float32x4_t b0, b1;
+    oc8_start(a->bias, o, a->O, FULL, &q0, &q1, &b0, &b1);
     float32x4_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
     /* a kernel row whose taps are all inside the image for the 3 pixels, with (kw, c) one run in the
      * input and the weights (a->flat): one loop of KW * C steps instead of KW loops of C */
@@ -186,19 +220,7 @@ static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a,
         }
       }
     }
-    for (int m = 0; m < 3; m++) {
-      if (m >= np) break;
-      float *yp = y + m * a->yw + o * a->yc;
-      const float32x4_t r0 = m == 0 ? a00 : m == 1 ? a10 : a20, r1 = m == 0 ? a01 : m == 1 ? a11 : a21;
-      if (a->yc != 1) { /* channel planes (NCHW): scattered */
-        vstrwq_scatter_shifted_offset_p_f32(yp, yoff, r0, q0);
-        vstrwq_scatter_shifted_offset_p_f32(yp + 4 * a->yc, yoff, r1, q1);
-      } else if (FULL) {
-        vst1q_f32(yp, r0); vst1q_f32(yp + 4, r1);
-      } else {
-        vst1q_p_f32(yp, r0, q0); vst1q_p_f32(yp + 4, r1, q1);
-      }
-    }
+    oc8_store(y, a->yw, o, a->yc, yoff, np, q0, q1, a00, a01, a10, a11, a20, a21, FULL);
   }
 }
 #define NHWC_FN(FULL, UNIT)                                                                             \
@@ -219,13 +241,9 @@ typedef struct {
 
 static inline __attribute__((always_inline)) void gemm3_o(const gemm3_args *g, int32_t o, uint32x4_t off,
                                                           uint32x4_t yoff, int FULL) {
-  const int32_t n = g->O - o;
-  const mve_pred16_t q0 = vctp32q((uint32_t)n), q1 = vctp32q((uint32_t)(n > 4 ? n - 4 : 0));
-  float32x4_t b0 = vdupq_n_f32(0.0f), b1 = b0;
-  if (g->bias) {
-    if (FULL) { b0 = vld1q_f32(g->bias + o); b1 = vld1q_f32(g->bias + o + 4); }
-    else { b0 = vld1q_z_f32(g->bias + o, q0); b1 = vld1q_z_f32(g->bias + o + 4, q1); }
-  }
+  mve_pred16_t q0, q1;
+  float32x4_t b0, b1;
+  oc8_start(g->bias, o, g->O, FULL, &q0, &q1, &b0, &b1);
   float32x4_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
   const float *s0 = g->s[0], *s1 = g->s[1], *s2 = g->s[2], *wp = g->w + o * g->wo;
   const ptrdiff_t wo4 = 4 * g->wo;
@@ -238,18 +256,7 @@ static inline __attribute__((always_inline)) void gemm3_o(const gemm3_args *g, i
     a10 = vfmaq_n_f32(a10, v0, x1); a11 = vfmaq_n_f32(a11, v1, x1);
     a20 = vfmaq_n_f32(a20, v0, x2); a21 = vfmaq_n_f32(a21, v1, x2);
   }
-  for (int m = 0; m < 3 && m < g->np; m++) {
-    float *yp = g->y + m * g->ys + o * g->yc;
-    const float32x4_t r0 = m == 0 ? a00 : m == 1 ? a10 : a20, r1 = m == 0 ? a01 : m == 1 ? a11 : a21;
-    if (g->yc != 1) {
-      vstrwq_scatter_shifted_offset_p_f32(yp, yoff, r0, q0);
-      vstrwq_scatter_shifted_offset_p_f32(yp + 4 * g->yc, yoff, r1, q1);
-    } else if (FULL) {
-      vst1q_f32(yp, r0); vst1q_f32(yp + 4, r1);
-    } else {
-      vst1q_p_f32(yp, r0, q0); vst1q_p_f32(yp + 4, r1, q1);
-    }
-  }
+  oc8_store(g->y, g->ys, o, g->yc, yoff, g->np, q0, q1, a00, a01, a10, a11, a20, a21, FULL);
 }
 
 static __attribute__((noinline)) void gemm3(const gemm3_args *g) {

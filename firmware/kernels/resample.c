@@ -37,6 +37,11 @@ typedef struct {
   int32_t ih, iw, oh, ow;
   bool has_scale;
   uint64_t sh_bits, sw_bits;   /* scale factors (double bits) when has_scale */
+  /* what both kernels walk: the strides of in and out, and their (n, c) planes */
+  ptrdiff_t is[ET_MAX_DIMS], os[ET_MAX_DIMS];
+  int32_t nc[2];
+  ptrdiff_t ncst[2][ET_MAX_DIMS];  /* (n, c) strides of out [0] and in [1] */
+  size_t planes;
 } upsample_args;
 
 /* upsample_*2d.vec_out(input, SymInt[]? output_size, [bool align_corners,] float[]? scale_factors, out):
@@ -77,6 +82,13 @@ static et_status upsample_prep(et_kctx *ctx, et_value *const *args, uint32_t si,
   if ((u->ih == 0 || u->iw == 0) && u->oh > 0 && u->ow > 0) { ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT; }
   int32_t osz[4] = {in->sizes[0], in->sizes[1], u->oh, u->ow};
   if ((st = et_resize(u->out, 4, osz)) != ET_OK) { ctx->err_detail = oi; return st; }
+  et_tensor_strides(in, u->is);
+  et_tensor_strides(u->out, u->os);
+  u->nc[0] = in->sizes[0];
+  u->nc[1] = in->sizes[1];
+  u->ncst[0][0] = u->os[0]; u->ncst[0][1] = u->os[1];
+  u->ncst[1][0] = u->is[0]; u->ncst[1][1] = u->is[1];
+  u->planes = (size_t)u->nc[0] * (size_t)u->nc[1];
   return ET_OK;
 }
 
@@ -139,12 +151,7 @@ ET_OP("aten::upsample_nearest2d.vec_out", k_aten_upsample_nearest2d_vec_out) {
   et_status st = upsample_prep(ctx, args, 2, 3, &u);
   if (st != ET_OK) return st;
   float sh = src_step(u.ih, u.oh, u.has_scale, u.sh_bits), sw = src_step(u.iw, u.ow, u.has_scale, u.sw_bits);
-  ptrdiff_t is[ET_MAX_DIMS], os[ET_MAX_DIMS];
-  et_tensor_strides(u.in, is);
-  et_tensor_strides(u.out, os);
-  int32_t nc[2] = {u.in->sizes[0], u.in->sizes[1]};
-  ptrdiff_t ncst[2][ET_MAX_DIMS] = {{os[0], os[1]}, {is[0], is[1]}};
-  size_t planes = (size_t)nc[0] * (size_t)nc[1];
+  const ptrdiff_t *is = u.is, *os = u.os;
   bool f32 = u.in->dtype == ET_FLOAT;
   const float *x = (const float *)u.in->data;
   float *y = (float *)u.out->data;
@@ -153,14 +160,14 @@ ET_OP("aten::upsample_nearest2d.vec_out", k_aten_upsample_nearest2d_vec_out) {
     int32_t nx = u.ow - c0 < NN_COLS ? u.ow - c0 : NN_COLS;
     for (int32_t k = 0; k < nx; k++) src[k] = nearest_src(c0 + k, u.iw, sw) * is[3];
     et_idx it;
-    et_idx_init(&it, 2, nc);
-    for (size_t p = 0; p < planes; p++) {
+    et_idx_init(&it, 2, u.nc);
+    for (size_t p = 0; p < u.planes; p++) {
       for (int32_t oy = 0; oy < u.oh; oy++) {
         ptrdiff_t irow = it.off[1] + nearest_src(oy, u.ih, sh) * is[2], orow = it.off[0] + oy * os[2] + c0 * os[3];
         if (f32) for (int32_t k = 0; k < nx; k++) y[orow + k * os[3]] = x[irow + src[k]];
         else for (int32_t k = 0; k < nx; k++) et_copy_elem(u.out, orow + k * os[3], u.in, irow + src[k]);
       }
-      et_idx_next(&it, 2, ncst);
+      et_idx_next(&it, 2, u.ncst);
     }
   }
   return ET_OK;
@@ -203,12 +210,7 @@ ET_OP("aten::upsample_bilinear2d.vec_out", k_aten_upsample_bilinear2d_vec_out) {
   if (!et_dtype_is_float(u.in->dtype)) { ctx->err_detail = 0; return ET_ERR_INVALID_ARGUMENT; }
   float sy = bilinear_step(u.ih, u.oh, align, u.has_scale, u.sh_bits);
   float sx = bilinear_step(u.iw, u.ow, align, u.has_scale, u.sw_bits);
-  ptrdiff_t is[ET_MAX_DIMS], os[ET_MAX_DIMS];
-  et_tensor_strides(u.in, is);
-  et_tensor_strides(u.out, os);
-  int32_t nc[2] = {u.in->sizes[0], u.in->sizes[1]};
-  ptrdiff_t ncst[2][ET_MAX_DIMS] = {{os[0], os[1]}, {is[0], is[1]}};
-  size_t planes = (size_t)nc[0] * (size_t)nc[1];
+  const ptrdiff_t *is = u.is, *os = u.os;
   bool f32 = u.in->dtype == ET_FLOAT;
   const float *x = (const float *)u.in->data;
   float *y = (float *)u.out->data;
@@ -217,8 +219,8 @@ ET_OP("aten::upsample_bilinear2d.vec_out", k_aten_upsample_bilinear2d_vec_out) {
     int32_t nx = u.ow - c0 < BL_COLS ? u.ow - c0 : BL_COLS;
     for (int32_t k = 0; k < nx; k++) tx[k] = bilinear_tap(c0 + k, u.iw, sx, align);
     et_idx it;
-    et_idx_init(&it, 2, nc);
-    for (size_t p = 0; p < planes; p++) {
+    et_idx_init(&it, 2, u.nc);
+    for (size_t p = 0; p < u.planes; p++) {
       for (int32_t oy = 0; oy < u.oh; oy++) {
         tap ty = bilinear_tap(oy, u.ih, sy, align);
         ptrdiff_t r0 = it.off[1] + ty.i0 * is[2], r1 = r0 + ty.d * is[2];
@@ -237,7 +239,7 @@ ET_OP("aten::upsample_bilinear2d.vec_out", k_aten_upsample_bilinear2d_vec_out) {
           else et_store_f(u.out, ob + k * os[3], v);
         }
       }
-      et_idx_next(&it, 2, ncst);
+      et_idx_next(&it, 2, u.ncst);
     }
   }
   return ET_OK;

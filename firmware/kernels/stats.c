@@ -32,6 +32,25 @@ static bool correction_of(const et_value *v, float *c) {
   return true;
 }
 
+/* acc plus, over the n elements of in walked from base (nd dims of sizes sz, in strides st[0]), each
+ * element x (sq false) or (x - mean)^2 (sq true), added in walk order */
+static float walk_sum(float acc, const et_tensor *in, ptrdiff_t base, uint32_t nd, const int32_t *sz,
+                      ptrdiff_t (*st)[ET_MAX_DIMS], size_t n, float mean, bool sq) {
+  et_idx it;
+  et_idx_init(&it, nd, sz);
+  for (size_t i = 0; i < n; i++) {
+    const float x = et_load_f(in, base + it.off[0]);
+    if (sq) {
+      float dl = x - mean;
+      acc += dl * dl;
+    } else {
+      acc += x;
+    }
+    et_idx_next(&it, 1, st);
+  }
+  return acc;
+}
+
 /* out_var (and out_mean if not NULL) over the dims in mask of in */
 static et_status run_var(et_kctx *ctx, et_tensor *in, uint32_t mask, bool keep, float corr,
                          et_tensor *ov, uint32_t vi, et_tensor *om, uint32_t mi) {
@@ -71,18 +90,9 @@ static et_status run_var(et_kctx *ctx, et_tensor *in, uint32_t mask, bool keep, 
   et_idx ko;
   et_idx_init(&ko, nk, ksz);
   for (size_t o = 0; o < nout; o++) {
-    et_idx ri;
-    et_idx_init(&ri, nr, rsz);
-    float s = 0.0f;
-    for (size_t r = 0; r < count; r++) { s += et_load_f(in, ko.off[0] + ri.off[0]); et_idx_next(&ri, 1, rst); }
+    float s = walk_sum(0.0f, in, ko.off[0], nr, rsz, rst, count, 0.0f, false);
     float mean = count ? s / (float)count : ET_NAN;
-    et_idx_init(&ri, nr, rsz);
-    float ss = 0.0f;
-    for (size_t r = 0; r < count; r++) {
-      float dl = et_load_f(in, ko.off[0] + ri.off[0]) - mean;
-      ss += dl * dl;
-      et_idx_next(&ri, 1, rst);
-    }
+    float ss = walk_sum(0.0f, in, ko.off[0], nr, rsz, rst, count, mean, true);
     et_store_f(ov, ko.off[1], denom > 0.0f ? ss / denom : ET_NAN);
     if (om) et_store_f(om, ko.off[2], mean);
     et_idx_next(&ko, 3, kst);
@@ -90,19 +100,26 @@ static et_status run_var(et_kctx *ctx, et_tensor *in, uint32_t mask, bool keep, 
   return ET_OK;
 }
 
-/* var.correction_out(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, out) */
-ET_OP("aten::var.correction_out", k_aten_var_correction_out) {
-  ET_CHECK_ARGS(5);
-  et_tensor *in, *out;
+/* var.correction_out and var_mean.correction_out: self, dim, correction, keepdim, out0 at args[4] (the
+ * variance) and, with_mean, out1 at args[5] (the mean) */
+static et_status var_correction(et_kctx *ctx, et_value *const *args, bool with_mean) {
+  et_tensor *in, *ov, *om = NULL;
   et_status st;
   if ((st = et_arg_tensor(ctx, args, 0, &in)) != ET_OK) return st;
-  if ((st = et_arg_tensor(ctx, args, 4, &out)) != ET_OK) return st;
+  if ((st = et_arg_tensor(ctx, args, 4, &ov)) != ET_OK) return st;
+  if (with_mean && (st = et_arg_tensor(ctx, args, 5, &om)) != ET_OK) return st;
   uint32_t mask;
   float corr;
   if (!dim_mask(args[1], in->ndim, &mask)) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
   if (!correction_of(args[2], &corr)) { ctx->err_detail = 2; return ET_ERR_INVALID_ARGUMENT; }
   if (!args[3] || args[3]->tag != ET_TAG_BOOL) { ctx->err_detail = 3; return ET_ERR_INVALID_ARGUMENT; }
-  return run_var(ctx, in, mask, args[3]->u.b, corr, out, 4, NULL, 0);
+  return run_var(ctx, in, mask, args[3]->u.b, corr, ov, 4, om, 5);
+}
+
+/* var.correction_out(self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, out) */
+ET_OP("aten::var.correction_out", k_aten_var_correction_out) {
+  ET_CHECK_ARGS(5);
+  return var_correction(ctx, args, false);
 }
 
 /* var.out(self, int[1]? dim, bool unbiased=True, bool keepdim=False, out) */
@@ -123,17 +140,7 @@ ET_OP("aten::var.out", k_aten_var_out) {
  *   Tensor(a!) out0, Tensor(b!) out1) -> (var, mean) */
 ET_OP("aten::var_mean.correction_out", k_aten_var_mean_correction_out) {
   ET_CHECK_ARGS(6);
-  et_tensor *in, *ov, *om;
-  et_status st;
-  if ((st = et_arg_tensor(ctx, args, 0, &in)) != ET_OK) return st;
-  if ((st = et_arg_tensor(ctx, args, 4, &ov)) != ET_OK) return st;
-  if ((st = et_arg_tensor(ctx, args, 5, &om)) != ET_OK) return st;
-  uint32_t mask;
-  float corr;
-  if (!dim_mask(args[1], in->ndim, &mask)) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
-  if (!correction_of(args[2], &corr)) { ctx->err_detail = 2; return ET_ERR_INVALID_ARGUMENT; }
-  if (!args[3] || args[3]->tag != ET_TAG_BOOL) { ctx->err_detail = 3; return ET_ERR_INVALID_ARGUMENT; }
-  return run_var(ctx, in, mask, args[3]->u.b, corr, ov, 4, om, 5);
+  return var_correction(ctx, args, true);
 }
 
 /* native_group_norm.out(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW,
@@ -180,24 +187,12 @@ ET_OP("aten::native_group_norm.out", k_aten_native_group_norm_out) {
   for (int64_t n = 0; n < N; n++) {
     for (int64_t g = 0; g < G; g++) {
       float s = 0.0f;
-      for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
-        et_idx it;
-        et_idx_init(&it, ns, ssz);
-        ptrdiff_t base = (ptrdiff_t)n * is[0] + (ptrdiff_t)c * is[1];
-        for (int64_t i = 0; i < HW; i++) { s += et_load_f(in, base + it.off[0]); et_idx_next(&it, 2, sst); }
-      }
+      for (int64_t c = g * cpg; c < (g + 1) * cpg; c++)
+        s = walk_sum(s, in, (ptrdiff_t)n * is[0] + (ptrdiff_t)c * is[1], ns, ssz, sst, (size_t)HW, 0.0f, false);
       float mean = cnt > 0.0f ? s / cnt : ET_NAN;
       float ss = 0.0f;
-      for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
-        et_idx it;
-        et_idx_init(&it, ns, ssz);
-        ptrdiff_t base = (ptrdiff_t)n * is[0] + (ptrdiff_t)c * is[1];
-        for (int64_t i = 0; i < HW; i++) {
-          float dl = et_load_f(in, base + it.off[0]) - mean;
-          ss += dl * dl;
-          et_idx_next(&it, 2, sst);
-        }
-      }
+      for (int64_t c = g * cpg; c < (g + 1) * cpg; c++)
+        ss = walk_sum(ss, in, (ptrdiff_t)n * is[0] + (ptrdiff_t)c * is[1], ns, ssz, sst, (size_t)HW, mean, true);
       float rstd = et_rsqrtf(ss / cnt + eps);
       for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
         float sc = w ? et_load_f(w, c) : 1.0f, sh = b ? et_load_f(b, c) : 0.0f;

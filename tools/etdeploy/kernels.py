@@ -1,6 +1,7 @@
 """The kernel catalogue: which operator each firmware kernel implements, read from the
 `ET_OP("ns::name.overload", symbol)` markers in firmware/kernels/**/*.c (sub-folders hold one
-operator family each, e.g. cortex_m/; their private headers sit next to them)."""
+operator family each, e.g. cortex_m/; their private headers sit next to them). A kernel source that
+includes "x.h" next to which an x.c sits gets x.c compiled with it (conv.c -> conv_direct.c ...)."""
 from __future__ import annotations
 
 import re
@@ -11,6 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_DIR = ROOT / "firmware" / "kernels"
 _MARK = re.compile(r'ET_OP\(\s*"([^"]+)"\s*,\s*(\w+)\s*\)')
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 _STATE = re.compile(r'ET_STATE\(\s*"([^"]+)"\s*,\s*(\d+)\s*\)')
 _SCRATCH = re.compile(r'ET_SCRATCH\(\s*"([^"]+)"\s*\)')
 # Always compiled with any kernel: shared helpers and math.
@@ -48,11 +50,32 @@ def catalogue() -> dict[str, Kernel]:
     return _scan(tuple((str(p), p.stat().st_mtime_ns) for p in files))
 
 
+def companions(sources: set[Path]) -> set[Path]:
+    """sources and the kernel sources they need: x.c for every "x.h" that they, or headers and
+    companions they reach, include from the kernel folders."""
+    seen: set[Path] = set()
+    todo = list(sources)
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        for name in _INCLUDE.findall(f.read_text(errors="replace")):
+            h = next((d / name for d in (f.parent, KERNEL_DIR) if (d / name).is_file()), None)
+            if h is None or KERNEL_DIR not in h.resolve().parents:
+                continue                       # runtime and system headers
+            h = h.resolve()
+            todo.append(h)
+            if h.suffix == ".h" and h.with_suffix(".c").is_file():
+                todo.append(h.with_suffix(".c"))
+    return {f for f in seen if f.suffix == ".c"}
+
+
 def sources_for(ops: set[str]) -> list[Path]:
     cat = catalogue()
     srcs = {cat[o].source for o in ops if o in cat}
     srcs.update(KERNEL_DIR / s for s in SUPPORT if (KERNEL_DIR / s).exists())
-    return sorted(srcs)
+    return sorted(companions(srcs))
 
 
 def all_ops_c() -> str:
