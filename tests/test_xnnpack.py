@@ -8,11 +8,11 @@ import pytest
 
 from support.compare import assert_close
 from support.hostrun import build, run_host
+from support.xnnpack_programs import export_programs, need_xnnpack
 
 from etdeploy import config
 from etdeploy.errors import BakeError
 
-CACHE_NAME = "xnnpack"
 CASES = {"small_cnn": ("tests/xnnpack/small_cnn.py:SmallCNN", False),
          "small_cnn_q8": ("tests/xnnpack/small_cnn.py:SmallCNN", True),
          "ds_cnn": ("tests/xnnpack/ds_cnn.py:DSCNN", False),
@@ -22,22 +22,9 @@ CASES = {"small_cnn": ("tests/xnnpack/small_cnn.py:SmallCNN", False),
          "two_io": ("tests/xnnpack/two_io.py:TwoInTwoOut", False)}
 
 
-def need_xnnpack():
-    from pathlib import Path
-    if not Path("/usr/include/xnnpack.h").is_file():
-        pytest.skip("libxnnpack-dev not installed (tools/bootstrap.sh installs it)")
-
-
 @pytest.fixture(scope="module")
 def programs(root):
-    from etdeploy.export_spec import ModelSpec, export_for_board
-    board = config.load_board("host")
-    out = root / ".cache" / CACHE_NAME
-    progs = {}
-    for name, (spec, q) in CASES.items():
-        _, progs[name] = export_for_board(ModelSpec.parse(str(root / spec)), board, out, quantize=q,
-                                          flow="xnnpack", name=name)
-    return progs
+    return export_programs(root, CASES)
 
 
 def _inputs(pte, seed):

@@ -7,8 +7,7 @@ import pytest
 
 from support.compare import assert_close
 from support.hostrun import run_host
-
-from etdeploy import config
+from support.xnnpack_programs import export_programs, need_xnnpack
 
 CASES = {"tv_mbv2_small": ("tests/xnnpack/torchvision_small.py:mobilenet_v2", False),
          "tv_mbv2_small_q8": ("tests/xnnpack/torchvision_small.py:mobilenet_v2", True),
@@ -16,21 +15,9 @@ CASES = {"tv_mbv2_small": ("tests/xnnpack/torchvision_small.py:mobilenet_v2", Fa
          "tv_resnet18_small_q8": ("tests/xnnpack/torchvision_small.py:resnet18", True)}
 
 
-def need_xnnpack():
-    from pathlib import Path
-    if not Path("/usr/include/xnnpack.h").is_file():
-        pytest.skip("libxnnpack-dev not installed (tools/bootstrap.sh installs it)")
-
-
 @pytest.fixture(scope="module")
 def programs(root):
-    from etdeploy.export_spec import ModelSpec, export_for_board
-    board = config.load_board("host")
-    progs = {}
-    for name, (spec, q) in CASES.items():
-        _, progs[name] = export_for_board(ModelSpec.parse(str(root / spec)), board, root / ".cache" / "xnnpack",
-                                          quantize=q, flow="xnnpack", name=name)
-    return progs
+    return export_programs(root, CASES)
 
 
 @pytest.mark.build
