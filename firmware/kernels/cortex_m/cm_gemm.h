@@ -13,6 +13,7 @@
  * out once per call and channel group; the requantisation runs per channel on four lanes. */
 #define QC_COLS 2048   /* im2col bytes (stack): K up to this; larger K takes the portable path */
 #define QC_MAXO 512    /* output channels whose constants the asm path keeps on the stack */
+#include "gemm_tile_mve.h"
 
 typedef struct {
   int32x4_t cst, vm, vs;                 /* per-channel constant, multiplier, shift of the group */
@@ -269,12 +270,26 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   g.out_off = c->out_off; g.amin = c->amin; g.amax = c->amax; g.K = K;
   /* the channels' constants once per call: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
   int32_t ks[QC_MAXO];
-  const bool asm_path = QC_ASM && O <= QC_MAXO;
-  for (int32_t o = 0; asm_path && o < O; o++)
+  const bool asm_path = QC_ASM && O <= QC_MAXO, tile = qt_ok(c, K);  /* tile: short rows, gemm_tile_mve.h */
+  for (int32_t o = 0; asm_path && !tile && o < O; o++)
     ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));
   for (int32_t n = 0; n < c->y.n; n++) {
     const int8_t *xn = x + n * c->x.sn;
     int8_t *yn = y + n * c->y.sn;
+    if (tile && direct) {
+      for (int32_t oh = 0; oh < (flat ? 1 : OH); oh++)
+        qt_gemm(c, K, xn + (ptrdiff_t)oh * c->sh * c->x.sh, (ptrdiff_t)c->sw * c->x.sw, yn + (ptrdiff_t)oh * c->y.sh,
+                c->y.sw, flat ? OH * OW : OW);
+      continue;
+    }
+    if (tile && c->y.sh == (ptrdiff_t)OW * c->y.sw) {  /* output rows back to back: chunks span rows */
+      for (int32_t p0 = 0; p0 < OH * OW; p0 += chunk) {
+        const int32_t np = OH * OW - p0 < chunk ? OH * OW - p0 : chunk;
+        qc_im2col(c, xn, p0, np, buf);
+        qt_gemm(c, K, buf, K, yn + (ptrdiff_t)p0 * c->y.sw, c->y.sw, np);
+      }
+      continue;
+    }
     if (asm_path && direct) {  /* every row in one call */
       qc_gemm_rows(c, K, xn, (ptrdiff_t)c->sw * c->x.sw, (ptrdiff_t)c->sh * c->x.sh, yn, c->y.sh, flat ? OH * OW : OW,
                    flat ? 1 : OH, ks);
@@ -300,6 +315,10 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
           qc_im2col(c, xn, oh * OW + ow0, np, buf);
         }
         int8_t *yr = yn + (ptrdiff_t)oh * c->y.sh + (ptrdiff_t)ow0 * c->y.sw;
+        if (tile && np > 0) {
+          qt_gemm(c, K, xs, xstep, yr, c->y.sw, np);
+          continue;
+        }
         if (asm_path && np > 0) {
           qc_gemm_rows(c, K, xs, xstep, 0, yr, 0, np, 1, ks);
           continue;

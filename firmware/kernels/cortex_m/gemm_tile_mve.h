@@ -1,0 +1,169 @@
+/* Private to firmware/kernels/cortex_m/ (included by cm_gemm.h): the Helium int8 GEMM for short rows
+ * (K <= 16 input bytes a pixel), in two phases per group of four output channels and tile of pixels:
+ *  1. sums: the group's four weight rows stay in q4-q7 for the whole tile; two pixels a pass, one
+ *     predicated input load each, eight vmladava onto the channels' constants (bias + in_off * sum(w)),
+ *     one stm of the eight sums into the tile buffer ([pixel][4] int32);
+ *  2. requantisation with the pixels on the lanes: vld4 turns four pixels' sums around (one vector a
+ *     channel), so the channel's multiplier and shift are scalars (vqrdmlah folds the round-half-away
+ *     correction into the multiply: three instructions per four outputs), the narrows interleave the
+ *     four channels into one word per pixel, and one scatter store writes the four pixels.
+ * The clamp to [amin, amax] rides on the saturating narrows: (v + out_off - amin) saturated to uint8 is
+ * clamp(v + out_off, amin, amin + 255) - amin; the upper bound is a saturating add in uint8 (see
+ * qt_requant4). Per output: ~2 instructions of sums (K <= 16) and ~2 of requantisation, where the fused
+ * pass of cm_gemm.h spends ~6 on the pass bookkeeping and requantisation of two half-used vectors. */
+#ifndef ET_CORTEX_M_GEMM_TILE_MVE_H
+#define ET_CORTEX_M_GEMM_TILE_MVE_H
+
+#define QT_PIX 128                    /* pixels of a tile */
+#define QT_SUMS (4 * (QT_PIX + 4))    /* int32 words of the tile's sums buffer (stack): [pixel][4], the last
+                                       * vld4 reads up to three pixels past the tile */
+
+#ifdef __OPTIMIZE__  /* the asm needs r7 (the frame pointer at -O0) */
+#define QT_ASM 1
+/* Sums of `pairs` pixel pairs: pixel 2i at x0 + 2i * xs, pixel 2i+1 at x1 + 2i * xs; w: the group's
+ * four weight rows, K bytes each and K apart (K in 1..16); k8: the four constants twice; S: 8 words a
+ * pair. vmladava takes even registers only: the eight sums are r0 r2 .. r12 lr, the pointers odd. */
+__attribute__((noinline)) static void qt_sums4(const int8_t *x0, const int8_t *x1, ptrdiff_t xs2, int32_t pairs,
+                                               const int8_t *w, int32_t K, const int32_t *k8, int32_t *S) {
+  register const int8_t *rx0 __asm__("r1") = x0;
+  register const int8_t *rx1 __asm__("r3") = x1;
+  register int32_t *rs __asm__("r5") = S;
+  register ptrdiff_t rxs __asm__("r7") = xs2;
+  register const int32_t *rk __asm__("r9") = k8;
+  register int32_t rn __asm__("r11") = pairs;
+  register const int8_t *rw __asm__("r0") = w;
+  register int32_t rK __asm__("r2") = K;
+  __asm__ volatile(
+      "add r4, r0, r2\n\t"
+      "add r6, r4, r2\n\t"
+      "add r8, r6, r2\n\t"
+      "vctp.8 r2\n\t"
+      "vpstttt\n\t"
+      "vldrbt.u8 q4, [r0]\n\t"
+      "vldrbt.u8 q5, [r4]\n\t"
+      "vldrbt.u8 q6, [r6]\n\t"
+      "vldrbt.u8 q7, [r8]\n"
+      "1:\n\t"
+      "ldm r9, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
+      "vpstt\n\t"
+      "vldrbt.u8 q0, [r1]\n\t"
+      "vldrbt.u8 q1, [r3]\n\t"
+      "add r1, r1, r7\n\t"
+      "add r3, r3, r7\n\t"
+      "vmladava.s8 r0, q0, q4\n\t"
+      "vmladava.s8 r2, q0, q5\n\t"
+      "vmladava.s8 r4, q0, q6\n\t"
+      "vmladava.s8 r6, q0, q7\n\t"
+      "vmladava.s8 r8, q1, q4\n\t"
+      "vmladava.s8 r10, q1, q5\n\t"
+      "vmladava.s8 r12, q1, q6\n\t"
+      "vmladava.s8 lr, q1, q7\n\t"
+      "stm r5!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
+      "subs r11, r11, #1\n\t"
+      "bne 1b"
+      : "+r"(rx0), "+r"(rx1), "+r"(rs), "+r"(rn), "+r"(rw), "+r"(rK)
+      : "r"(rxs), "r"(rk)
+      : "r4", "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13",
+        "d14", "d15", "memory", "cc");
+}
+#else
+#define QT_ASM 0
+static void qt_sums4(const int8_t *x0, const int8_t *x1, ptrdiff_t xs2, int32_t pairs, const int8_t *w, int32_t K,
+                     const int32_t *k8, int32_t *S) {
+  (void)x0; (void)x1; (void)xs2; (void)pairs; (void)w; (void)K; (void)k8; (void)S;
+}
+#endif
+
+/* The group's output parameters: scalars per channel, and the clamp folded into byte constants */
+typedef struct {
+  int32_t m[4], s[4];
+  int16_t c16;       /* out_off - amin */
+  uint8_t cu, ca;    /* 255 - (amax - amin), amax - 255 (mod 256) */
+} qt_out;
+
+/* np pixels' four channels from S ([pixel][4]) to y + p * ys (word-aligned, ys a multiple of 4) */
+CM_HOT static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, const qt_out *o) {
+  const int32_t m0 = o->m[0], m1 = o->m[1], m2 = o->m[2], m3 = o->m[3];
+  const int32_t s0 = o->s[0], s1 = o->s[1], s2 = o->s[2], s3 = o->s[3];
+  const int16_t c16 = o->c16;
+  const uint8_t cu = o->cu, ca = o->ca;
+  const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys);
+  for (int32_t p = 0; p < np; p += 4, S += 16, y += 4 * ys) {
+    const int32x4x4_t v = vld4q_s32(S);
+    const int32x4_t r0 = vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v.val[0], 31), v.val[0], m0), s0);
+    const int32x4_t r2 = vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v.val[2], 31), v.val[2], m2), s2);
+    int16x8_t X = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), r0), r2);
+    const int32x4_t r1 = vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v.val[1], 31), v.val[1], m1), s1);
+    const int32x4_t r3 = vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v.val[3], 31), v.val[3], m3), s3);
+    int16x8_t Y = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), r1), r3);
+    X = vqaddq_n_s16(X, c16);
+    Y = vqaddq_n_s16(Y, c16);
+    uint8x16_t b = vqmovuntq_s16(vqmovunbq_s16(vuninitializedq_u8(), X), Y);
+    b = vaddq_n_u8(vqaddq_n_u8(b, cu), ca);
+    vstrwq_scatter_offset_p_s32((int32_t *)(void *)y, off, vreinterpretq_s32_u8(b), vctp32q((uint32_t)(np - p)));
+  }
+}
+
+/* one channel (word c of S's [pixel][4]) of np pixels to y + p * ys */
+CM_HOT static void qt_requant1(const int32_t *S, int32_t np, int8_t *y, int32_t ys, int32_t m, int32_t s, int32_t oo,
+                               int32_t lo, int32_t hi) {
+  const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys), soff = vmulq_n_u32(vidupq_n_u32(0, 1), 16u);
+  const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+  for (int32_t p = 0; p < np; p += 4, S += 16, y += 4 * ys) {
+    const int32x4_t v = vldrwq_gather_offset_s32(S, soff);
+    const int32x4_t r = vqaddq_n_s32(vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v, 31), v, m), s), oo);
+    vstrbq_scatter_offset_p_s32(y, off, vminq_s32(vmaxq_s32(r, vlo), vhi), vctp32q((uint32_t)(np - p)));
+  }
+}
+
+/* The short-row GEMM over a run of np pixels (pixel p reads K <= 16 bytes at x + p * xs, writes its O
+ * channels at y + p * ys); needs QT_ASM, every channel's cm_vec_requant_ok and the clamp range inside
+ * int8 (qt_ok). */
+static inline bool qt_ok(const qconv *c, int32_t K) {
+  return QT_ASM && K >= 1 && K <= 16 && c->amin >= -128 && c->amin <= c->amax && c->amax <= 127 &&
+         c->out_off >= -1024 && c->out_off <= 1024;
+}
+static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np) {
+  int32_t S[QT_SUMS] __attribute__((aligned(16)));
+  int8_t wpad[64] __attribute__((aligned(16)));
+  const int32_t O = c->y.c;
+  const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
+  qt_out o;
+  o.c16 = (int16_t)(c->out_off - c->amin);
+  o.cu = (uint8_t)(255 - (c->amax - c->amin));
+  o.ca = (uint8_t)(c->amax - 255);
+  for (int32_t oc = 0; oc < O; oc += 4) {
+    const int32_t live = O - oc < 4 ? O - oc : 4;
+    const int8_t *w = c->w + (ptrdiff_t)oc * K;
+    if (live < 4) {  /* the last rows, then zeros: no read past the weights */
+      for (int32_t i = 0; i < 4 * K; i++) wpad[i] = i < live * K ? w[i] : 0;
+      w = wpad;
+    }
+    int32_t k8[8];
+    for (int32_t i = 0; i < 4; i++) {
+      const int32_t ch = oc + (i < live ? i : live - 1);
+      const uint32_t ws = i < live ? (uint32_t)sum_s8(w + i * K, K) : 0u;
+      k8[i] = k8[i + 4] = (int32_t)((c->bias ? (uint32_t)c->bias[ch] : 0u) + (uint32_t)c->in_off * ws);
+      o.m[i] = c->mult[ch];
+      o.s[i] = c->shift[ch];
+    }
+    for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
+      const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
+      const int8_t *xp = x + (ptrdiff_t)p0 * xs;
+      if (n >= 2) qt_sums4(xp, xp + xs, 2 * xs, n >> 1, w, K, k8, S);
+      if (n & 1) {
+        const int8_t *xl = xp + (ptrdiff_t)(n - 1) * xs;
+        qt_sums4(xl, xl, 0, 1, w, K, k8, S + 4 * (n - 1));
+      }
+      int8_t *yp = y + (ptrdiff_t)p0 * ys + oc;
+      if (live == 4 && packed) {
+        qt_requant4(S, n, yp, (int32_t)ys, &o);
+      } else {
+        for (int32_t i = 0; i < live; i++)
+          qt_requant1(S + i, n, yp + i, (int32_t)ys, o.m[i], o.s[i], c->out_off, c->amin, c->amax);
+      }
+    }
+  }
+}
+
+#endif
