@@ -66,11 +66,83 @@ __attribute__((noinline)) static void qt_sums4(const int8_t *x0, const int8_t *x
       : "r4", "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13",
         "d14", "d15", "memory", "cc");
 }
+
+/* Rows of any length (K > 16): one pixel x four channels a pass, the four weight rows streamed (five
+ * loads, four vmladava per 16 bytes); the K & 15 tail predicated (no read past a row). One ldm a pass fills the accumulators
+ * (r0 r2 r4 r6, from the constants) and the weight pointers (r3 r5 r7 r9) from blk:
+ * [c0, c1, w0, c2, w1, c3, w2, w3, xadj, S end]. */
+typedef struct {
+  int32_t c0, c1; const int8_t *w0; int32_t c2; const int8_t *w1; int32_t c3; const int8_t *w2, *w3;
+  int32_t xadj;      /* 32: from the pointer after a pass to the next pixel */
+  int32_t *send;     /* 36: S after the last pixel */
+} qt_blk;
+_Static_assert(offsetof(qt_blk, xadj) == 32 && offsetof(qt_blk, send) == 36, "qt_sums1x4 offsets");
+#define QT_1X4_HEAD \
+      "1:\n\t" \
+      "ldm r8, {r0, r2, r3, r4, r5, r6, r7, r9}\n\t" \
+      "wls lr, r12, 3f\n" \
+      "2:\n\t" \
+      "vldrb.u8 q0, [r1], #16\n\t" \
+      "vldrb.u8 q1, [r3], #16\n\t" \
+      "vmladava.s8 r0, q0, q1\n\t" \
+      "vldrb.u8 q1, [r5], #16\n\t" \
+      "vmladava.s8 r2, q0, q1\n\t" \
+      "vldrb.u8 q1, [r7], #16\n\t" \
+      "vmladava.s8 r4, q0, q1\n\t" \
+      "vldrb.u8 q1, [r9], #16\n\t" \
+      "vmladava.s8 r6, q0, q1\n\t" \
+      "le lr, 2b\n" \
+      "3:\n\t"
+#define QT_1X4_TAIL \
+      "vctp.8 r10\n\t" \
+      "vpstttt\n\t" \
+      "vldrbt.u8 q0, [r1]\n\t" \
+      "vldrbt.u8 q1, [r3]\n\t" \
+      "vldrbt.u8 q2, [r5]\n\t" \
+      "vldrbt.u8 q3, [r7]\n\t" \
+      "vmladava.s8 r0, q0, q1\n\t" \
+      "vmladava.s8 r2, q0, q2\n\t" \
+      "vmladava.s8 r4, q0, q3\n\t" \
+      "vpst\n\t" \
+      "vldrbt.u8 q1, [r9]\n\t" \
+      "vmladava.s8 r6, q0, q1\n\t"
+#define QT_1X4_REST \
+      "stm r11!, {r0, r2, r4, r6}\n\t" \
+      "ldrd r0, r2, [r8, #32]\n\t" \
+      "add r1, r1, r0\n\t" \
+      "cmp r11, r2\n\t" \
+      "bne 1b"
+#define QT_1X4_OPERANDS \
+      : "+r"(rx), "+r"(rs) \
+      : "r"(rb), "r"(rt), "r"(rr) \
+      : "r0", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "memory", \
+        "cc"
+/* np >= 1 pixels at x + p * xs into S[p][4] */
+__attribute__((noinline)) static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, int32_t np, int32_t K, qt_blk *blk,
+                                                 int32_t *S) {
+  blk->xadj = (int32_t)(xs - 16 * (K >> 4));
+  blk->send = S + 4 * np;
+  register const int8_t *rx __asm__("r1") = x;
+  register int32_t *rs __asm__("r11") = S;
+  register qt_blk *rb __asm__("r8") = blk;
+  register int32_t rt __asm__("r12") = K >> 4;
+  register int32_t rr __asm__("r10") = K & 15;
+  if (K & 15) __asm__ volatile(QT_1X4_HEAD QT_1X4_TAIL QT_1X4_REST QT_1X4_OPERANDS);
+  else __asm__ volatile(QT_1X4_HEAD QT_1X4_REST QT_1X4_OPERANDS);
+}
+#undef QT_1X4_HEAD
+#undef QT_1X4_TAIL
+#undef QT_1X4_REST
+#undef QT_1X4_OPERANDS
 #else
 #define QT_ASM 0
+typedef struct { int32_t c0, c1; const int8_t *w0; int32_t c2; const int8_t *w1; int32_t c3; const int8_t *w2, *w3; } qt_blk;
 static void qt_sums4(const int8_t *x0, const int8_t *x1, ptrdiff_t xs2, int32_t pairs, const int8_t *w, int32_t K,
                      const int32_t *k8, int32_t *S) {
   (void)x0; (void)x1; (void)xs2; (void)pairs; (void)w; (void)K; (void)k8; (void)S;
+}
+static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, int32_t np, int32_t K, qt_blk *blk, int32_t *S) {
+  (void)x; (void)xs; (void)np; (void)K; (void)blk; (void)S;
 }
 #endif
 
@@ -181,7 +253,7 @@ CM_HOT static void qt_requant1(const int32_t *S, int32_t np, int8_t *y, int32_t 
  * channels at y + p * ys); needs QT_ASM, every channel's cm_vec_requant_ok and the clamp range inside
  * int8 (qt_ok). */
 static inline bool qt_ok(const qconv *c, int32_t K) {
-  return QT_ASM && K >= 1 && K <= 16 && c->amin >= -128 && c->amin <= c->amax && c->amax <= 127 &&
+  return QT_ASM && K >= 1 && c->amin >= -128 && c->amin <= c->amax && c->amax <= 127 &&
          c->out_off >= -1024 && c->out_off <= 1024;
 }
 static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np) {
@@ -197,25 +269,36 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
   for (int32_t oc = 0; oc < O; oc += 4) {
     const int32_t live = O - oc < 4 ? O - oc : 4;
     const int8_t *w = c->w + (ptrdiff_t)oc * K;
-    if (live < 4) {  /* the last rows, then zeros: no read past the weights */
+    if (live < 4 && K <= 16) {  /* the last rows, then zeros: no read past the weights */
       for (int32_t i = 0; i < 4 * K; i++) wpad[i] = i < live * K ? w[i] : 0;
       w = wpad;
     }
     int32_t k8[8];
     for (int32_t i = 0; i < 4; i++) {
       const int32_t ch = oc + (i < live ? i : live - 1);
-      const uint32_t ws = i < live ? (uint32_t)sum_s8(w + i * K, K) : 0u;
+      const uint32_t ws = i < live || K > 16 ? (uint32_t)sum_s8(c->w + (ptrdiff_t)ch * K, K) : 0u;
       k8[i] = k8[i + 4] = (int32_t)((c->bias ? (uint32_t)c->bias[ch] : 0u) + (uint32_t)c->in_off * ws);
       o.m[i] = c->mult[ch];
       o.s[i] = c->shift[ch];
     }
+    /* long rows: rows past the last live one repeat it (their sums are not stored) */
+    qt_blk blk;
+    blk.c0 = k8[0]; blk.c1 = k8[1]; blk.c2 = k8[2]; blk.c3 = k8[3];
+    blk.w0 = w;
+    blk.w1 = w + (live > 1 ? K : 0);
+    blk.w2 = w + (ptrdiff_t)(live > 2 ? 2 : live - 1) * K;
+    blk.w3 = w + (ptrdiff_t)(live - 1) * K;
     for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
       const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
       const int8_t *xp = x + (ptrdiff_t)p0 * xs;
-      if (n >= 2) qt_sums4(xp, xp + xs, 2 * xs, n >> 1, w, K, k8, S);
-      if (n & 1) {
-        const int8_t *xl = xp + (ptrdiff_t)(n - 1) * xs;
-        qt_sums4(xl, xl, 0, 1, w, K, k8, S + 4 * (n - 1));
+      if (K > 16) {
+        qt_sums1x4(xp, xs, n, K, &blk, S);
+      } else {
+        if (n >= 2) qt_sums4(xp, xp + xs, 2 * xs, n >> 1, w, K, k8, S);
+        if (n & 1) {
+          const int8_t *xl = xp + (ptrdiff_t)(n - 1) * xs;
+          qt_sums4(xl, xl, 0, 1, w, K, k8, S + 4 * (n - 1));
+        }
       }
       int8_t *yp = y + (ptrdiff_t)p0 * ys + oc;
       if (live == 4 && packed) {
