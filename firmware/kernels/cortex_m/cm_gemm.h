@@ -11,9 +11,17 @@
  * chunk of pixels in a fixed stack buffer, padded taps holding -in_off (so they add nothing). The
  * input offset is folded into a per-channel constant bias + in_off * sum(w) (the kernel sum), worked
  * out once per call and channel group; the requantisation runs per channel on four lanes. */
-#define QC_COLS 2048   /* im2col bytes (stack): K up to this; larger K takes the portable path */
-#define QC_MAXO 512    /* output channels whose constants the asm path keeps on the stack */
+#define QC_COLS 4096   /* im2col bytes: K up to this; larger K takes the portable path */
+#define QC_MAXO 512    /* output channels whose constants are worked out once per call */
 #include "gemm_tile_mve.h"
+/* The Helium conv's scratch: one buffer (on the stack), its size QC_SCRATCH */
+typedef struct {
+  int32_t sums[QT_SUMS];   /* a tile's sums (gemm_tile_mve.h) */
+  int32_t ks[QC_MAXO];     /* the channels' constants */
+  int8_t cols[QC_COLS];    /* im2col of a chunk of pixels */
+  int8_t wpad[64];         /* a last, partial group of short weight rows */
+} qc_scratch;
+#define QC_SCRATCH sizeof(qc_scratch)
 
 typedef struct {
   int32x4_t cst, vm, vs;                 /* per-channel constant, multiplier, shift of the group */
@@ -63,21 +71,39 @@ static inline void qc_fill(int8_t *dst, const int8_t *src, int32_t n, int8_t v) 
 }
 
 /* im2col of output pixels p0 .. p0+np-1 (row-major over the output rows) of image xn into buf, K bytes
- * a pixel in (kh, kw, c) order, the weights' OHWI order */
+ * a pixel in (kh, kw, c) order, the weights' OHWI order. A window inside the image with its kernel rows
+ * contiguous (unit column dilation, dense pixels) is KH predicated copies of KW*C bytes (one vector
+ * each up to 16); windows over the border go tap by tap, padded taps holding -in_off. */
 CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, int32_t np, int8_t *buf) {
-  const int32_t C = c->x.c, KW = c->KW, row = KW * C;
+  const int32_t C = c->x.c, KW = c->KW, KH = c->KH, row = KW * C, K = KH * row;
   const int8_t pad = (int8_t)-c->in_off;
   const bool runs = c->dw == 1 && c->x.sw == C;  /* a kernel row's taps are contiguous in the input */
-  for (int32_t i = 0; i < np; i++) {
-    const int32_t oh = (p0 + i) / c->y.w, iw0 = (p0 + i - oh * c->y.w) * c->sw - c->pw;
-    for (int32_t kh = 0; kh < c->KH; kh++, buf += row) {
-      const int32_t ih = oh * c->sh - c->ph + kh * c->dh;
-      if (ih < 0 || ih >= c->x.h) { qc_fill(buf, NULL, row, pad); continue; }
+  const ptrdiff_t xdh = (ptrdiff_t)c->dh * c->x.sh;
+  const int32_t hspan = (KH - 1) * c->dh;
+  const mve_pred16_t pr = vctp8q((uint32_t)row);
+  int32_t oh = p0 / c->y.w, ow = p0 - oh * c->y.w;
+  for (int32_t i = 0; i < np; i++, buf += K) {
+    const int32_t ih0 = oh * c->sh - c->ph, iw0 = ow * c->sw - c->pw;
+    if (++ow == c->y.w) { ow = 0; oh++; }
+    if (runs && ih0 >= 0 && ih0 + hspan < c->x.h && iw0 >= 0 && iw0 + KW <= c->x.w) {
+      const int8_t *xr = xn + (ptrdiff_t)ih0 * c->x.sh + (ptrdiff_t)iw0 * C;
+      int8_t *b = buf;
+      if (row <= 16) {
+        for (int32_t kh = 0; kh < KH; kh++, xr += xdh, b += row) vst1q_p_s8(b, vld1q_z_s8(xr, pr), pr);
+      } else {
+        for (int32_t kh = 0; kh < KH; kh++, xr += xdh, b += row) qc_fill(b, xr, row, 0);
+      }
+      continue;
+    }
+    int8_t *b = buf;
+    for (int32_t kh = 0; kh < KH; kh++, b += row) {
+      const int32_t ih = ih0 + kh * c->dh;
+      if (ih < 0 || ih >= c->x.h) { qc_fill(b, NULL, row, pad); continue; }
       const int8_t *xr = xn + (ptrdiff_t)ih * c->x.sh;
-      if (runs && iw0 >= 0 && iw0 + KW <= c->x.w) { qc_fill(buf, xr + (ptrdiff_t)iw0 * C, row, 0); continue; }
+      if (runs && iw0 >= 0 && iw0 + KW <= c->x.w) { qc_fill(b, xr + (ptrdiff_t)iw0 * C, row, 0); continue; }
       for (int32_t kw = 0; kw < KW; kw++) {
         const int32_t iw = iw0 + kw * c->dw;
-        qc_fill(buf + kw * C, iw >= 0 && iw < c->x.w ? xr + (ptrdiff_t)iw * c->x.sw : NULL, C, pad);
+        qc_fill(b + kw * C, iw >= 0 && iw < c->x.w ? xr + (ptrdiff_t)iw * c->x.sw : NULL, C, pad);
       }
     }
   }
@@ -260,7 +286,9 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
     if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
   const bool direct = c->KH == 1 && c->KW == 1 && c->ph == 0 && c->pw == 0;  /* pointwise: no copy */
   if (!direct && K > QC_COLS) return false;
-  int8_t buf[QC_COLS] __attribute__((aligned(16)));
+  qc_scratch sc __attribute__((aligned(16)));
+  int8_t *const buf = sc.cols;
+  int32_t *const ks = sc.ks;
   const int32_t chunk = direct ? 0 : QC_COLS / K;
   const int32_t OH = c->y.h, OW = c->y.w;
   /* the whole image as one run of pixels: unit stride, rows back to back on both sides */
@@ -269,8 +297,13 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   qc_group g;
   g.out_off = c->out_off; g.amin = c->amin; g.amax = c->amax; g.K = K;
   /* the channels' constants once per call: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
-  int32_t ks[QC_MAXO];
-  const bool asm_path = QC_ASM && O <= QC_MAXO, tile = qt_ok(c, K);  /* tile: short rows, gemm_tile_mve.h */
+  const bool asm_path = QC_ASM && O <= QC_MAXO, tile = qt_ok(c, K);  /* tile: gemm_tile_mve.h */
+  const int32_t *tks = tile && O <= QC_MAXO ? ks : NULL;
+  for (int32_t oc = 0; tks && oc < O; oc += 4) {
+    int32_t k4[4];
+    qt_consts4(c, oc, O - oc < 4 ? O - oc : 4, K, k4);
+    for (int32_t i = 0; i < 4 && oc + i < O; i++) ks[oc + i] = k4[i];
+  }
   for (int32_t o = 0; asm_path && !tile && o < O; o++)
     ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));
   for (int32_t n = 0; n < c->y.n; n++) {
@@ -279,14 +312,14 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
     if (tile && direct) {
       for (int32_t oh = 0; oh < (flat ? 1 : OH); oh++)
         qt_gemm(c, K, xn + (ptrdiff_t)oh * c->sh * c->x.sh, (ptrdiff_t)c->sw * c->x.sw, yn + (ptrdiff_t)oh * c->y.sh,
-                c->y.sw, flat ? OH * OW : OW);
+                c->y.sw, flat ? OH * OW : OW, tks, sc.sums, sc.wpad);
       continue;
     }
     if (tile && c->y.sh == (ptrdiff_t)OW * c->y.sw) {  /* output rows back to back: chunks span rows */
       for (int32_t p0 = 0; p0 < OH * OW; p0 += chunk) {
         const int32_t np = OH * OW - p0 < chunk ? OH * OW - p0 : chunk;
         qc_im2col(c, xn, p0, np, buf);
-        qt_gemm(c, K, buf, K, yn + (ptrdiff_t)p0 * c->y.sw, c->y.sw, np);
+        qt_gemm(c, K, buf, K, yn + (ptrdiff_t)p0 * c->y.sw, c->y.sw, np, tks, sc.sums, sc.wpad);
       }
       continue;
     }
@@ -316,7 +349,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
         }
         int8_t *yr = yn + (ptrdiff_t)oh * c->y.sh + (ptrdiff_t)ow0 * c->y.sw;
         if (tile && np > 0) {
-          qt_gemm(c, K, xs, xstep, yr, c->y.sw, np);
+          qt_gemm(c, K, xs, xstep, yr, c->y.sw, np, tks, sc.sums, sc.wpad);
           continue;
         }
         if (asm_path && np > 0) {

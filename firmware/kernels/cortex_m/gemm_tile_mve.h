@@ -249,37 +249,67 @@ CM_HOT static void qt_requant1(const int32_t *S, int32_t np, int8_t *y, int32_t 
   }
 }
 
-/* The short-row GEMM over a run of np pixels (pixel p reads K <= 16 bytes at x + p * xs, writes its O
- * channels at y + p * ys); needs QT_ASM, every channel's cm_vec_requant_ok and the clamp range inside
- * int8 (qt_ok). */
-static inline bool qt_ok(const qconv *c, int32_t K) {
-  return QT_ASM && K >= 1 && c->amin >= -128 && c->amin <= c->amax && c->amax <= 127 &&
-         c->out_off >= -1024 && c->out_off <= 1024;
+/* k[i] = bias + in_off * sum(w) of channels oc .. oc+3 (past `live` the last one repeats), wrapping like
+ * the 32-bit accumulator */
+static void qt_consts4(const qconv *c, int32_t oc, int32_t live, int32_t K, int32_t *k) {
+  const int8_t *r0 = c->w + (ptrdiff_t)oc * K, *r1 = live > 1 ? r0 + K : r0, *r2 = live > 2 ? r1 + K : r1,
+               *r3 = live > 3 ? r2 + K : r2;
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  for (int32_t i = 0; i < K; i += 16) {
+    const mve_pred16_t p = vctp8q((uint32_t)(K - i));
+    a0 = vaddvaq_p_s8(a0, vld1q_z_s8(r0 + i, p), p);
+    a1 = vaddvaq_p_s8(a1, vld1q_z_s8(r1 + i, p), p);
+    a2 = vaddvaq_p_s8(a2, vld1q_z_s8(r2 + i, p), p);
+    a3 = vaddvaq_p_s8(a3, vld1q_z_s8(r3 + i, p), p);
+  }
+  const int32_t a[4] = {a0, a1, a2, a3};
+  for (int32_t i = 0; i < 4; i++) {
+    const int32_t ch = oc + (i < live ? i : live - 1);
+    k[i] = (int32_t)((c->bias ? (uint32_t)c->bias[ch] : 0u) + (uint32_t)c->in_off * (uint32_t)a[i]);
+  }
 }
-static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np) {
-  int32_t S[QT_SUMS] __attribute__((aligned(16)));
-  int8_t wpad[64] __attribute__((aligned(16)));
+
+/* The two-phase GEMM over a run of np pixels (pixel p reads K bytes at x + p * xs, writes its O channels
+ * at y + p * ys); ks: every channel's constant (qt_consts4), or NULL (worked out here); S: QT_SUMS words,
+ * wpad: 64 bytes (16-aligned). Needs QT_ASM, every channel's cm_vec_requant_ok and the clamp range
+ * inside int8 (qt_ok). */
+static inline bool qt_ok(const qconv *c, int32_t K) {
+  return QT_ASM && K >= 1 && c->amin >= -128 && c->amin <= c->amax && c->amax <= 127 && c->out_off >= -1024 &&
+         c->out_off <= 1024;
+}
+static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np,
+                    const int32_t *ks, int32_t *S, int8_t *wpad) {
   const int32_t O = c->y.c;
   const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
   qt_out o __attribute__((aligned(16)));
   o.c16 = c->out_off - c->amin;
   o.lo = c->amin;
   for (int32_t i = 0; i < 4; i++) o.off[i] = (uint32_t)(i * ys);
-  for (int32_t i = 0; i < 16; i++) o.d[i] = (uint8_t)(c->amax - c->amin);
+  vst1q_u8(o.d, vdupq_n_u8((uint8_t)(c->amax - c->amin)));
   for (int32_t oc = 0; oc < O; oc += 4) {
     const int32_t live = O - oc < 4 ? O - oc : 4;
     const int8_t *w = c->w + (ptrdiff_t)oc * K;
+    int32_t k8[8];
+    if (ks && live == 4) {
+      vst1q_s32(k8, vld1q_s32(ks + oc));
+    } else if (ks) {
+      for (int32_t i = 0; i < 4; i++) k8[i] = ks[oc + (i < live ? i : live - 1)];
+    } else {
+      qt_consts4(c, oc, live, K, k8);
+    }
+    vst1q_s32(k8 + 4, vld1q_s32(k8));
+    if (live == 4) {
+      vst1q_s32(o.m, vld1q_s32(c->mult + oc));
+      vst1q_s32(o.s, vld1q_s32(c->shift + oc));
+    } else {
+      for (int32_t i = 0; i < 4; i++) {
+        o.m[i] = c->mult[oc + (i < live ? i : live - 1)];
+        o.s[i] = c->shift[oc + (i < live ? i : live - 1)];
+      }
+    }
     if (live < 4 && K <= 16) {  /* the last rows, then zeros: no read past the weights */
       for (int32_t i = 0; i < 4 * K; i++) wpad[i] = i < live * K ? w[i] : 0;
       w = wpad;
-    }
-    int32_t k8[8];
-    for (int32_t i = 0; i < 4; i++) {
-      const int32_t ch = oc + (i < live ? i : live - 1);
-      const uint32_t ws = i < live || K > 16 ? (uint32_t)sum_s8(c->w + (ptrdiff_t)ch * K, K) : 0u;
-      k8[i] = k8[i + 4] = (int32_t)((c->bias ? (uint32_t)c->bias[ch] : 0u) + (uint32_t)c->in_off * ws);
-      o.m[i] = c->mult[ch];
-      o.s[i] = c->shift[ch];
     }
     /* long rows: rows past the last live one repeat it (their sums are not stored) */
     qt_blk blk;
