@@ -75,6 +75,29 @@ class M(nn.Module):
         return (F.relu(self.a(x)), self.b(x), self.c(x), self.d(y), F.relu(self.e(y)), self.f(z), self.g(u),
                 self.h(s), F.relu(self.i(v)), self.j(v))
 """, [(1, 19, 7, 9), (1, 40, 9, 6), (1, 16, 5, 21), (1, 3, 8, 8), (1, 1, 13, 11), (1, 32, 24, 25)]),
+    # the two-phase Helium GEMM (gemm_tile_mve.h): short rows (K <= 16: weights held in registers) and
+    # long ones (K > 16, with a K & 15 tail), channel counts that are and are not multiples of 4 (packed
+    # word stores or one channel at a time), odd pixel counts, a stride-2 pointwise (row by row), ReLU6
+    # (both clamp bounds, fused) and ReLU; im2col with one and three input channels and a 24-byte kernel row;
+    # a residual add with ReLU after
+    "cm_gemm_tile": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(8, 48, 1)
+        self.b = nn.Conv2d(16, 8, 1)
+        self.c = nn.Conv2d(12, 6, 1, stride=2)
+        self.d = nn.Conv2d(24, 20, 1)
+        self.e = nn.Conv2d(56, 10, 1)
+        self.f = nn.Conv2d(1, 16, 3, padding=1)
+        self.g = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.h = nn.Conv2d(8, 12, 3, padding=1)
+        self.i = nn.Conv2d(8, 8, 1)
+        self.r6 = nn.ReLU6()
+    def forward(self, x, z, u, v, w, s, r):
+        return (self.r6(self.a(x)), F.relu(self.b(z)), self.c(u), self.r6(self.d(v)), F.relu(self.e(w)),
+                self.r6(self.f(s)), self.g(r), F.relu(self.h(x)), F.relu(self.i(x) + x))
+""", [(1, 8, 7, 9), (1, 16, 6, 5), (1, 12, 9, 7), (1, 24, 5, 5), (1, 56, 3, 3), (1, 1, 9, 11), (1, 3, 12, 10)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""
@@ -105,6 +128,7 @@ def _ref(d: Path) -> list[np.ndarray]:
 EXPECTED_OPS = {
     "cm_pointwise": {"cortex_m::quantized_conv2d.out"},
     "cm_conv_kxk": {"cortex_m::quantized_conv2d.out"},
+    "cm_gemm_tile": {"cortex_m::quantized_conv2d.out", "cortex_m::quantized_add.out"},
     "cm_dw_lanes": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_pool_ew": {"cortex_m::quantized_avg_pool2d.out", "cortex_m::quantized_max_pool2d.out",
                    "cortex_m::quantized_add.out", "cortex_m::quantized_mul.out"},
