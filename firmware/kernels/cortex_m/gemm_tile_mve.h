@@ -151,91 +151,85 @@ typedef struct {
   int32_t m[4], s[4];  /* 0, 16: ldm r0-r7 */
   uint32_t off[4];     /* 32: byte offsets of four output pixels */
   uint8_t d[16];       /* 48: amax - amin, on every byte */
-  int32_t c16;         /* out_off - amin */
-  int32_t lo;          /* amin */
+  int32_t c16;         /* 64: out_off - amin */
+  int32_t lo;          /* 68: amin */
+  int32_t n4, rem;     /* 72: whole quads and pixels left of a run (qt_requant4) */
 } qt_out;
-_Static_assert(offsetof(qt_out, off) == 32 && offsetof(qt_out, d) == 48, "qt_requant4 offsets");
+_Static_assert(offsetof(qt_out, off) == 32 && offsetof(qt_out, d) == 48 && offsetof(qt_out, n4) == 72,
+               "qt_requant4 offsets");
 
-/* whole quads of pixels (n4 >= 1), in asm: 29 instructions per 16 outputs */
+/* np pixels' four channels from S ([pixel][4]) to y + p * ys (word-aligned, ys a multiple of 4), in asm:
+ * 29 instructions per 16 outputs; a last partial quad the same with its store predicated. q6 holds the
+ * four pixels' addresses. The clamp: (v + out_off - amin) saturated to uint8 (the narrows), min
+ * amax - amin, + amin, mod 256. */
 #if QT_ASM
-__attribute__((noinline)) static void qt_requant4_asm(const int32_t *S, int32_t n4, int8_t *y, int32_t ys4,
-                                                      const qt_out *o) {
-  register const qt_out *ro __asm__("r0") = o;
+#define QT_REQ4_BODY \
+      "vld40.32 {q0, q1, q2, q3}, [r8]\n\t" \
+      "vld41.32 {q0, q1, q2, q3}, [r8]\n\t" \
+      "vld42.32 {q0, q1, q2, q3}, [r8]\n\t" \
+      "vld43.32 {q0, q1, q2, q3}, [r8]!\n\t" \
+      "vshr.s32 q4, q0, #31\n\t" \
+      "vqrdmlah.s32 q4, q0, r0\n\t" \
+      "vshr.s32 q5, q2, #31\n\t" \
+      "vqrdmlah.s32 q5, q2, r2\n\t" \
+      "vrshl.s32 q4, r4\n\t" \
+      "vrshl.s32 q5, r6\n\t" \
+      "vqmovnb.s32 q0, q4\n\t" \
+      "vqmovnt.s32 q0, q5\n\t" \
+      "vshr.s32 q4, q1, #31\n\t" \
+      "vqrdmlah.s32 q4, q1, r1\n\t" \
+      "vshr.s32 q5, q3, #31\n\t" \
+      "vqrdmlah.s32 q5, q3, r3\n\t" \
+      "vrshl.s32 q4, r5\n\t" \
+      "vrshl.s32 q5, r7\n\t" \
+      "vqmovnb.s32 q1, q4\n\t" \
+      "vqmovnt.s32 q1, q5\n\t" \
+      "vqadd.s16 q0, q0, r11\n\t" \
+      "vqadd.s16 q1, q1, r11\n\t" \
+      "vqmovunb.s16 q2, q0\n\t" \
+      "vqmovunt.s16 q2, q1\n\t" \
+      "vmin.u8 q2, q2, q7\n\t" \
+      "vadd.i8 q2, q2, r12\n\t"
+__attribute__((noinline)) static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o) {
+  o->n4 = np >> 2;
+  o->rem = np & 3;
+  register qt_out *ro __asm__("r0") = o;
   register const int32_t *rs __asm__("r8") = S;
   register int8_t *ry __asm__("r9") = y;
-  register int32_t rys __asm__("r10") = ys4;
+  register int32_t rys __asm__("r10") = 4 * ys;
   register int32_t rc __asm__("r11") = o->c16;
   register int32_t rlo __asm__("r12") = o->lo;
-  register int32_t rn __asm__("r1") = n4;
   __asm__ volatile(
       "vldrw.u32 q6, [r0, #32]\n\t"
       "vldrw.u32 q7, [r0, #48]\n\t"
-      "dls lr, %[n]\n\t"
-      "ldm r0, {r0, r1, r2, r3, r4, r5, r6, r7}\n"
+      "vadd.i32 q6, q6, r9\n\t"
+      "ldrd lr, r9, [r0, #72]\n\t"
+      "ldm r0, {r0, r1, r2, r3, r4, r5, r6, r7}\n\t"
+      "wls lr, lr, 2f\n"
       "1:\n\t"
-      "vld40.32 {q0, q1, q2, q3}, [r8]\n\t"
-      "vld41.32 {q0, q1, q2, q3}, [r8]\n\t"
-      "vld42.32 {q0, q1, q2, q3}, [r8]\n\t"
-      "vld43.32 {q0, q1, q2, q3}, [r8]!\n\t"
-      "vshr.s32 q4, q0, #31\n\t"
-      "vqrdmlah.s32 q4, q0, r0\n\t"
-      "vshr.s32 q5, q2, #31\n\t"
-      "vqrdmlah.s32 q5, q2, r2\n\t"
-      "vrshl.s32 q4, r4\n\t"
-      "vrshl.s32 q5, r6\n\t"
-      "vqmovnb.s32 q0, q4\n\t"
-      "vqmovnt.s32 q0, q5\n\t"
-      "vshr.s32 q4, q1, #31\n\t"
-      "vqrdmlah.s32 q4, q1, r1\n\t"
-      "vshr.s32 q5, q3, #31\n\t"
-      "vqrdmlah.s32 q5, q3, r3\n\t"
-      "vrshl.s32 q4, r5\n\t"
-      "vrshl.s32 q5, r7\n\t"
-      "vqmovnb.s32 q1, q4\n\t"
-      "vqmovnt.s32 q1, q5\n\t"
-      "vqadd.s16 q0, q0, r11\n\t"
-      "vqadd.s16 q1, q1, r11\n\t"
-      "vqmovunb.s16 q2, q0\n\t"
-      "vqmovunt.s16 q2, q1\n\t"
-      "vmin.u8 q2, q2, q7\n\t"
-      "vadd.i8 q2, q2, r12\n\t"
-      "vstrw.32 q2, [r9, q6]\n\t"
-      "add r9, r9, r10\n\t"
-      "le lr, 1b"
-      : "+r"(ro), "+r"(rs), "+r"(ry), [n] "+r"(rn)
+      QT_REQ4_BODY
+      "vstrw.32 q2, [q6]\n\t"
+      "vadd.i32 q6, q6, r10\n\t"
+      "le lr, 1b\n"
+      "2:\n\t"
+      "cmp r9, #0\n\t"
+      "beq 3f\n\t"
+      QT_REQ4_BODY
+      "vctp.32 r9\n\t"
+      "vpst\n\t"
+      "vstrwt.32 q2, [q6]\n"
+      "3:"
+      : "+r"(ro), "+r"(rs), "+r"(ry)
       : "r"(rys), "r"(rc), "r"(rlo)
-      : "r2", "r3", "r4", "r5", "r6", "r7", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9",
-        "d10", "d11", "d12", "d13", "d14", "d15", "memory");
+      : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9",
+        "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
+}
+#undef QT_REQ4_BODY
+#else
+static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o) {
+  (void)S; (void)np; (void)y; (void)ys; (void)o;
 }
 #endif
-
-/* np pixels' four channels from S ([pixel][4]) to y + p * ys (word-aligned, ys a multiple of 4). The
- * clamp: (v + out_off - amin) saturated to uint8 (the narrows), min amax - amin, + amin, mod 256. */
-CM_HOT static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, const qt_out *o) {
-  int32_t p = 0;
-#if QT_ASM
-  if (np >= 4) {
-    qt_requant4_asm(S, np >> 2, y, 4 * ys, o);
-    p = np & ~3;
-  }
-#endif
-  const uint32x4_t off = vld1q_u32(o->off);
-  const uint8x16_t d = vld1q_u8(o->d);
-  for (S += 4 * p, y += (ptrdiff_t)p * ys; p < np; p += 4, S += 16, y += 4 * ys) {
-    const int32x4x4_t v = vld4q_s32(S);
-    const int32x4_t r0 = vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v.val[0], 31), v.val[0], o->m[0]), o->s[0]);
-    const int32x4_t r2 = vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v.val[2], 31), v.val[2], o->m[2]), o->s[2]);
-    int16x8_t X = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), r0), r2);
-    const int32x4_t r1 = vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v.val[1], 31), v.val[1], o->m[1]), o->s[1]);
-    const int32x4_t r3 = vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v.val[3], 31), v.val[3], o->m[3]), o->s[3]);
-    int16x8_t Y = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), r1), r3);
-    X = vqaddq_n_s16(X, (int16_t)o->c16);
-    Y = vqaddq_n_s16(Y, (int16_t)o->c16);
-    uint8x16_t b = vqmovuntq_s16(vqmovunbq_s16(vuninitializedq_u8(), X), Y);
-    b = vaddq_n_u8(vminq_u8(b, d), (uint8_t)o->lo);
-    vstrwq_scatter_offset_p_s32((int32_t *)(void *)y, off, vreinterpretq_s32_u8(b), vctp32q((uint32_t)(np - p)));
-  }
-}
 
 /* one channel (word c of S's [pixel][4]) of np pixels to y + p * ys */
 CM_HOT static void qt_requant1(const int32_t *S, int32_t np, int8_t *y, int32_t ys, int32_t m, int32_t s, int32_t oo,
