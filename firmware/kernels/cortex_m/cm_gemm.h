@@ -17,7 +17,7 @@
 /* The Helium conv's scratch: one buffer (on the stack), its size QC_SCRATCH */
 typedef struct {
   int32_t sums[QT_SUMS];   /* a tile's sums (gemm_tile_mve.h) */
-  int32_t ks[QC_MAXO];     /* the channels' constants */
+  int32_t ks[QC_MAXO + 4]; /* the channels' constants (a last partial group writes four) */
   int8_t cols[QC_COLS];    /* im2col of a chunk of pixels */
   int8_t wpad[64];         /* a last, partial group of short weight rows */
 } qc_scratch;
@@ -299,11 +299,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   /* the channels' constants once per call: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
   const bool asm_path = QC_ASM && O <= QC_MAXO, tile = qt_ok(c, K);  /* tile: gemm_tile_mve.h */
   const int32_t *tks = tile && O <= QC_MAXO ? ks : NULL;
-  for (int32_t oc = 0; tks && oc < O; oc += 4) {
-    int32_t k4[4];
-    qt_consts4(c, oc, O - oc < 4 ? O - oc : 4, K, k4);
-    for (int32_t i = 0; i < 4 && oc + i < O; i++) ks[oc + i] = k4[i];
-  }
+  for (int32_t oc = 0; tks && oc < O; oc += 4) qt_consts4(c, oc, O - oc < 4 ? O - oc : 4, K, ks + oc);
   for (int32_t o = 0; asm_path && !tile && o < O; o++)
     ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));
   for (int32_t n = 0; n < c->y.n; n++) {

@@ -68,65 +68,66 @@ __attribute__((noinline)) static void qt_sums4(const int8_t *x0, const int8_t *x
 }
 
 /* Rows of any length (K > 16): one pixel x four channels a pass, the four weight rows streamed (five
- * loads, four vmladava per 16 bytes); the K & 15 tail predicated (no read past a row). One ldm a pass fills the accumulators
- * (r0 r2 r4 r6, from the constants) and the weight pointers (r3 r5 r7 r9) from blk:
- * [c0, c1, w0, c2, w1, c3, w2, w3, xadj, S end]. */
+ * loads, four vmladava per 16 bytes); the K & 15 tail predicated (no read past a row). One ldm a pass
+ * fills the accumulators (r0 r2 r4 r6, from the constants) and the weight pointers (r7 r9 r10 r11) from
+ * blk: [c0, c1, c2, c3, w0, w1, w2, w3, xadj, S end]. */
 typedef struct {
-  int32_t c0, c1; const int8_t *w0; int32_t c2; const int8_t *w1; int32_t c3; const int8_t *w2, *w3;
+  int32_t c[4];
+  const int8_t *w[4];
   int32_t xadj;      /* 32: from the pointer after a pass to the next pixel */
   int32_t *send;     /* 36: S after the last pixel */
 } qt_blk;
 _Static_assert(offsetof(qt_blk, xadj) == 32 && offsetof(qt_blk, send) == 36, "qt_sums1x4 offsets");
 #define QT_1X4_HEAD \
       "1:\n\t" \
-      "ldm r8, {r0, r2, r3, r4, r5, r6, r7, r9}\n\t" \
-      "wls lr, r12, 3f\n" \
+      "ldm r5, {r0, r2, r4, r6, r7, r9, r10, r11}\n\t" \
+      "wls lr, r8, 3f\n" \
       "2:\n\t" \
       "vldrb.u8 q0, [r1], #16\n\t" \
-      "vldrb.u8 q1, [r3], #16\n\t" \
-      "vmladava.s8 r0, q0, q1\n\t" \
-      "vldrb.u8 q1, [r5], #16\n\t" \
-      "vmladava.s8 r2, q0, q1\n\t" \
       "vldrb.u8 q1, [r7], #16\n\t" \
-      "vmladava.s8 r4, q0, q1\n\t" \
+      "vmladava.s8 r0, q0, q1\n\t" \
       "vldrb.u8 q1, [r9], #16\n\t" \
+      "vmladava.s8 r2, q0, q1\n\t" \
+      "vldrb.u8 q1, [r10], #16\n\t" \
+      "vmladava.s8 r4, q0, q1\n\t" \
+      "vldrb.u8 q1, [r11], #16\n\t" \
       "vmladava.s8 r6, q0, q1\n\t" \
       "le lr, 2b\n" \
       "3:\n\t"
 #define QT_1X4_TAIL \
-      "vctp.8 r10\n\t" \
+      "vctp.8 r12\n\t" \
       "vpstttt\n\t" \
       "vldrbt.u8 q0, [r1]\n\t" \
-      "vldrbt.u8 q1, [r3]\n\t" \
-      "vldrbt.u8 q2, [r5]\n\t" \
-      "vldrbt.u8 q3, [r7]\n\t" \
+      "vldrbt.u8 q1, [r7]\n\t" \
+      "vldrbt.u8 q2, [r9]\n\t" \
+      "vldrbt.u8 q3, [r10]\n\t" \
       "vmladava.s8 r0, q0, q1\n\t" \
       "vmladava.s8 r2, q0, q2\n\t" \
       "vmladava.s8 r4, q0, q3\n\t" \
       "vpst\n\t" \
-      "vldrbt.u8 q1, [r9]\n\t" \
+      "vldrbt.u8 q1, [r11]\n\t" \
       "vmladava.s8 r6, q0, q1\n\t"
 #define QT_1X4_REST \
-      "stm r11!, {r0, r2, r4, r6}\n\t" \
-      "ldrd r0, r2, [r8, #32]\n\t" \
+      "stm r3!, {r0, r2, r4, r6}\n\t" \
+      "ldrd r0, r2, [r5, #32]\n\t" \
       "add r1, r1, r0\n\t" \
-      "cmp r11, r2\n\t" \
+      "cmp r3, r2\n\t" \
       "bne 1b"
 #define QT_1X4_OPERANDS \
       : "+r"(rx), "+r"(rs) \
       : "r"(rb), "r"(rt), "r"(rr) \
-      : "r0", "r2", "r3", "r4", "r5", "r6", "r7", "r9", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "memory", \
-        "cc"
+      : "r0", "r2", "r4", "r6", "r7", "r9", "r10", "r11", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", \
+        "memory", "cc"
 /* np >= 1 pixels at x + p * xs into S[p][4] */
 __attribute__((noinline)) static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, int32_t np, int32_t K, qt_blk *blk,
                                                  int32_t *S) {
   blk->xadj = (int32_t)(xs - 16 * (K >> 4));
   blk->send = S + 4 * np;
   register const int8_t *rx __asm__("r1") = x;
-  register int32_t *rs __asm__("r11") = S;
-  register qt_blk *rb __asm__("r8") = blk;
-  register int32_t rt __asm__("r12") = K >> 4;
-  register int32_t rr __asm__("r10") = K & 15;
+  register int32_t *rs __asm__("r3") = S;
+  register qt_blk *rb __asm__("r5") = blk;
+  register int32_t rt __asm__("r8") = K >> 4;
+  register int32_t rr __asm__("r12") = K & 15;
   if (K & 15) __asm__ volatile(QT_1X4_HEAD QT_1X4_TAIL QT_1X4_REST QT_1X4_OPERANDS);
   else __asm__ volatile(QT_1X4_HEAD QT_1X4_REST QT_1X4_OPERANDS);
 }
@@ -136,7 +137,7 @@ __attribute__((noinline)) static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, 
 #undef QT_1X4_OPERANDS
 #else
 #define QT_ASM 0
-typedef struct { int32_t c0, c1; const int8_t *w0; int32_t c2; const int8_t *w1; int32_t c3; const int8_t *w2, *w3; } qt_blk;
+typedef struct { int32_t c[4]; const int8_t *w[4]; } qt_blk;
 static void qt_sums4(const int8_t *x0, const int8_t *x1, ptrdiff_t xs2, int32_t pairs, const int8_t *w, int32_t K,
                      const int32_t *k8, int32_t *S) {
   (void)x0; (void)x1; (void)xs2; (void)pairs; (void)w; (void)K; (void)k8; (void)S;
@@ -148,7 +149,7 @@ static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, int32_t np, int32_t K, qt_
 
 /* The group's output parameters: scalars per channel, and the clamp folded into byte constants */
 typedef struct {
-  int32_t m[4], s[4];  /* 0, 16: ldm r0-r7 */
+  int32_t m[4], s[4];  /* 0, 16: a partial group's (qt_requant1) */
   uint32_t off[4];     /* 32: byte offsets of four output pixels */
   uint8_t d[16];       /* 48: amax - amin, on every byte */
   int32_t c16;         /* 64: out_off - amin */
@@ -190,10 +191,13 @@ _Static_assert(offsetof(qt_out, off) == 32 && offsetof(qt_out, d) == 48 && offse
       "vqmovunt.s16 q2, q1\n\t" \
       "vmin.u8 q2, q2, q7\n\t" \
       "vadd.i8 q2, q2, r12\n\t"
-__attribute__((noinline)) static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o) {
+__attribute__((noinline)) static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o,
+                                                  const int32_t *mult, const int32_t *shift) {
   o->n4 = np >> 2;
   o->rem = np & 3;
   register qt_out *ro __asm__("r0") = o;
+  register const int32_t *rm __asm__("r2") = mult;
+  register const int32_t *rsh __asm__("r4") = shift;
   register const int32_t *rs __asm__("r8") = S;
   register int8_t *ry __asm__("r9") = y;
   register int32_t rys __asm__("r10") = 4 * ys;
@@ -204,7 +208,8 @@ __attribute__((noinline)) static void qt_requant4(const int32_t *S, int32_t np, 
       "vldrw.u32 q7, [r0, #48]\n\t"
       "vadd.i32 q6, q6, r9\n\t"
       "ldrd lr, r9, [r0, #72]\n\t"
-      "ldm r0, {r0, r1, r2, r3, r4, r5, r6, r7}\n\t"
+      "ldm r2, {r0, r1, r2, r3}\n\t"
+      "ldm r4, {r4, r5, r6, r7}\n\t"
       "wls lr, lr, 2f\n"
       "1:\n\t"
       QT_REQ4_BODY
@@ -219,15 +224,16 @@ __attribute__((noinline)) static void qt_requant4(const int32_t *S, int32_t np, 
       "vpst\n\t"
       "vstrwt.32 q2, [q6]\n"
       "3:"
-      : "+r"(ro), "+r"(rs), "+r"(ry)
+      : "+r"(ro), "+r"(rs), "+r"(ry), "+r"(rm), "+r"(rsh)
       : "r"(rys), "r"(rc), "r"(rlo)
-      : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9",
+      : "r1", "r3", "r5", "r6", "r7", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9",
         "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
 }
 #undef QT_REQ4_BODY
 #else
-static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o) {
-  (void)S; (void)np; (void)y; (void)ys; (void)o;
+static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o, const int32_t *mult,
+                        const int32_t *shift) {
+  (void)S; (void)np; (void)y; (void)ys; (void)o; (void)mult; (void)shift;
 }
 #endif
 
@@ -244,23 +250,37 @@ CM_HOT static void qt_requant1(const int32_t *S, int32_t np, int8_t *y, int32_t 
 }
 
 /* k[i] = bias + in_off * sum(w) of channels oc .. oc+3 (past `live` the last one repeats), wrapping like
- * the 32-bit accumulator */
+ * the 32-bit accumulator: whole 16-byte trips unpredicated, the K & 15 tail loaded with zeros past it */
 static void qt_consts4(const qconv *c, int32_t oc, int32_t live, int32_t K, int32_t *k) {
   const int8_t *r0 = c->w + (ptrdiff_t)oc * K, *r1 = live > 1 ? r0 + K : r0, *r2 = live > 2 ? r1 + K : r1,
                *r3 = live > 3 ? r2 + K : r2;
   int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  for (int32_t i = 0; i < K; i += 16) {
-    const mve_pred16_t p = vctp8q((uint32_t)(K - i));
-    a0 = vaddvaq_p_s8(a0, vld1q_z_s8(r0 + i, p), p);
-    a1 = vaddvaq_p_s8(a1, vld1q_z_s8(r1 + i, p), p);
-    a2 = vaddvaq_p_s8(a2, vld1q_z_s8(r2 + i, p), p);
-    a3 = vaddvaq_p_s8(a3, vld1q_z_s8(r3 + i, p), p);
+  for (int32_t n = K >> 4; n > 0; n--, r0 += 16, r1 += 16, r2 += 16, r3 += 16) {
+    a0 = vaddvaq_s8(a0, vld1q_s8(r0));
+    a1 = vaddvaq_s8(a1, vld1q_s8(r1));
+    a2 = vaddvaq_s8(a2, vld1q_s8(r2));
+    a3 = vaddvaq_s8(a3, vld1q_s8(r3));
   }
-  const int32_t a[4] = {a0, a1, a2, a3};
-  for (int32_t i = 0; i < 4; i++) {
-    const int32_t ch = oc + (i < live ? i : live - 1);
-    k[i] = (int32_t)((c->bias ? (uint32_t)c->bias[ch] : 0u) + (uint32_t)c->in_off * (uint32_t)a[i]);
+  if (K & 15) {
+    const mve_pred16_t p = vctp8q((uint32_t)(K & 15));
+    a0 = vaddvaq_s8(a0, vld1q_z_s8(r0, p));
+    a1 = vaddvaq_s8(a1, vld1q_z_s8(r1, p));
+    a2 = vaddvaq_s8(a2, vld1q_z_s8(r2, p));
+    a3 = vaddvaq_s8(a3, vld1q_z_s8(r3, p));
   }
+  int32x4_t a = vdupq_n_s32(a0);
+  a = vsetq_lane_s32(a1, a, 1);
+  a = vsetq_lane_s32(a2, a, 2);
+  a = vsetq_lane_s32(a3, a, 3);
+  int32x4_t b = vdupq_n_s32(0);
+  if (c->bias && live == 4) {
+    b = vld1q_s32(c->bias + oc);
+  } else if (c->bias) {
+    int32_t bb[4];
+    for (int32_t i = 0; i < 4; i++) bb[i] = c->bias[oc + (i < live ? i : live - 1)];
+    b = vld1q_s32(bb);
+  }
+  vst1q_s32(k, vmlaq_n_s32(b, a, c->in_off));  /* wrapping, as the accumulator */
 }
 
 /* The two-phase GEMM over a run of np pixels (pixel p reads K bytes at x + p * xs, writes its O channels
@@ -280,38 +300,35 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
   o.lo = c->amin;
   for (int32_t i = 0; i < 4; i++) o.off[i] = (uint32_t)(i * ys);
   vst1q_u8(o.d, vdupq_n_u8((uint8_t)(c->amax - c->amin)));
+  const uint32x4_t wstep = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)K);
+  qt_blk blk;
+  int32_t k8[8];
   for (int32_t oc = 0; oc < O; oc += 4) {
     const int32_t live = O - oc < 4 ? O - oc : 4;
     const int8_t *w = c->w + (ptrdiff_t)oc * K;
-    int32_t k8[8];
-    if (ks && live == 4) {
-      vst1q_s32(k8, vld1q_s32(ks + oc));
-    } else if (ks) {
-      for (int32_t i = 0; i < 4; i++) k8[i] = ks[oc + (i < live ? i : live - 1)];
-    } else {
-      qt_consts4(c, oc, live, K, k8);
-    }
-    vst1q_s32(k8 + 4, vld1q_s32(k8));
+    const int32_t *mp = c->mult + oc, *sp = c->shift + oc;
     if (live == 4) {
-      vst1q_s32(o.m, vld1q_s32(c->mult + oc));
-      vst1q_s32(o.s, vld1q_s32(c->shift + oc));
+      vst1q_s32(k8, ks ? vld1q_s32(ks + oc) : vdupq_n_s32(0));
+      if (!ks) qt_consts4(c, oc, 4, K, k8);
+      vst1q_u32((uint32_t *)(void *)blk.w, vaddq_n_u32(wstep, (uint32_t)(uintptr_t)w));
     } else {
       for (int32_t i = 0; i < 4; i++) {
-        o.m[i] = c->mult[oc + (i < live ? i : live - 1)];
-        o.s[i] = c->shift[oc + (i < live ? i : live - 1)];
+        const int32_t ch = oc + (i < live ? i : live - 1);
+        if (ks) k8[i] = ks[ch];
+        o.m[i] = c->mult[ch];
+        o.s[i] = c->shift[ch];
+        blk.w[i] = c->w + (ptrdiff_t)ch * K;  /* rows past the last live one repeat it (sums not stored) */
+      }
+      if (!ks) qt_consts4(c, oc, live, K, k8);
+      mp = o.m;
+      sp = o.s;
+      if (K <= 16) {  /* the last rows, then zeros: no read past the weights */
+        for (int32_t i = 0; i < 4 * K; i++) wpad[i] = i < live * K ? w[i] : 0;
+        w = wpad;
       }
     }
-    if (live < 4 && K <= 16) {  /* the last rows, then zeros: no read past the weights */
-      for (int32_t i = 0; i < 4 * K; i++) wpad[i] = i < live * K ? w[i] : 0;
-      w = wpad;
-    }
-    /* long rows: rows past the last live one repeat it (their sums are not stored) */
-    qt_blk blk;
-    blk.c0 = k8[0]; blk.c1 = k8[1]; blk.c2 = k8[2]; blk.c3 = k8[3];
-    blk.w0 = w;
-    blk.w1 = w + (live > 1 ? K : 0);
-    blk.w2 = w + (ptrdiff_t)(live > 2 ? 2 : live - 1) * K;
-    blk.w3 = w + (ptrdiff_t)(live - 1) * K;
+    vst1q_s32(blk.c, vld1q_s32(k8));
+    vst1q_s32(k8 + 4, vld1q_s32(k8));
     for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
       const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
       const int8_t *xp = x + (ptrdiff_t)p0 * xs;
@@ -326,10 +343,10 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
       }
       int8_t *yp = y + (ptrdiff_t)p0 * ys + oc;
       if (live == 4 && packed) {
-        qt_requant4(S, n, yp, (int32_t)ys, &o);
+        qt_requant4(S, n, yp, (int32_t)ys, &o, mp, sp);
       } else {
         for (int32_t i = 0; i < live; i++)
-          qt_requant1(S + i, n, yp + i, (int32_t)ys, o.m[i], o.s[i], c->out_off, c->amin, c->amax);
+          qt_requant1(S + i, n, yp + i, (int32_t)ys, mp[i], sp[i], c->out_off, c->amin, c->amax);
       }
     }
   }
