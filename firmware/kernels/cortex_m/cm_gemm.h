@@ -96,11 +96,17 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
       continue;
     }
     int8_t *b = buf;
+    int32_t kw0 = 0, kw1 = KW;  /* taps inside the image's columns (dense runs only) */
+    if (runs) tap_range(iw0, KW, 1, c->x.w, &kw0, &kw1);
     for (int32_t kh = 0; kh < KH; kh++, b += row) {
       const int32_t ih = ih0 + kh * c->dh;
       if (ih < 0 || ih >= c->x.h) { qc_fill(b, NULL, row, pad); continue; }
       const int8_t *xr = xn + (ptrdiff_t)ih * c->x.sh;
-      if (runs && iw0 >= 0 && iw0 + KW <= c->x.w) { qc_fill(b, xr + (ptrdiff_t)iw0 * C, row, 0); continue; }
+      if (runs) {  /* the row padded, then the run of taps inside */
+        if (kw0 > 0 || kw1 < KW) qc_fill(b, NULL, row, pad);
+        if (kw1 > kw0) qc_fill(b + kw0 * C, xr + (ptrdiff_t)(iw0 + kw0) * C, (kw1 - kw0) * C, 0);
+        continue;
+      }
       for (int32_t kw = 0; kw < KW; kw++) {
         const int32_t iw = iw0 + kw * c->dw;
         qc_fill(b + kw * C, iw >= 0 && iw < c->x.w ? xr + (ptrdiff_t)iw * c->x.sw : NULL, C, pad);
