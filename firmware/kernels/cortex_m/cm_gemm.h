@@ -295,7 +295,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   qc_scratch sc __attribute__((aligned(16)));
   int8_t *const buf = sc.cols;
   int32_t *const ks = sc.ks;
-  const int32_t chunk = direct ? 0 : QC_COLS / K;
+  const int32_t chunk = K <= QC_COLS ? QC_COLS / K : 0;
   const int32_t OH = c->y.h, OW = c->y.w;
   /* the whole image as one run of pixels: unit stride, rows back to back on both sides */
   const bool flat = direct && c->sh == 1 && c->sw == 1 && c->x.sh == (ptrdiff_t)c->x.w * c->x.sw &&
@@ -311,13 +311,15 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   for (int32_t n = 0; n < c->y.n; n++) {
     const int8_t *xn = x + n * c->x.sn;
     int8_t *yn = y + n * c->y.sn;
-    if (tile && direct) {
+    if (tile && direct && (flat || chunk == 0 || c->y.sh != (ptrdiff_t)OW * c->y.sw)) {
       for (int32_t oh = 0; oh < (flat ? 1 : OH); oh++)
         qt_gemm(c, K, xn + (ptrdiff_t)oh * c->sh * c->x.sh, (ptrdiff_t)c->sw * c->x.sw, yn + (ptrdiff_t)oh * c->y.sh,
                 c->y.sw, flat ? OH * OW : OW, tks, sc.sums, sc.wpad);
       continue;
     }
-    if (tile && c->y.sh == (ptrdiff_t)OW * c->y.sw) {  /* output rows back to back: chunks span rows */
+    /* output rows back to back: chunks span rows (a strided pointwise too: its pixels packed, one GEMM
+     * over many rows instead of one a row) */
+    if (tile && c->y.sh == (ptrdiff_t)OW * c->y.sw) {
       for (int32_t p0 = 0; p0 < OH * OW; p0 += chunk) {
         const int32_t np = OH * OW - p0 < chunk ? OH * OW - p0 : chunk;
         qc_im2col(c, xn, p0, np, buf);
