@@ -23,6 +23,37 @@
 /* Sums of `pairs` pixel pairs: pixel 2i at x0 + 2i * xs, pixel 2i+1 at x1 + 2i * xs; w: the group's
  * four weight rows, K bytes each and K apart (K in 1..16); k8: the four constants twice; S: 8 words a
  * pair. vmladava takes even registers only: the eight sums are r0 r2 .. r12 lr, the pointers odd. */
+#define QT_SUMS4_ASM(LOADS) \
+  __asm__ volatile( \
+      "add r4, r0, r2\n\t" \
+      "add r6, r4, r2\n\t" \
+      "add r8, r6, r2\n\t" \
+      "vctp.8 r2\n\t" \
+      "vpstttt\n\t" \
+      "vldrbt.u8 q4, [r0]\n\t" \
+      "vldrbt.u8 q5, [r4]\n\t" \
+      "vldrbt.u8 q6, [r6]\n\t" \
+      "vldrbt.u8 q7, [r8]\n" \
+      "1:\n\t" \
+      "ldm r9, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      LOADS \
+      "vmladava.s8 r0, q0, q4\n\t" \
+      "vmladava.s8 r2, q0, q5\n\t" \
+      "vmladava.s8 r4, q0, q6\n\t" \
+      "vmladava.s8 r6, q0, q7\n\t" \
+      "vmladava.s8 r8, q1, q4\n\t" \
+      "vmladava.s8 r10, q1, q5\n\t" \
+      "vmladava.s8 r12, q1, q6\n\t" \
+      "vmladava.s8 lr, q1, q7\n\t" \
+      "stm r5!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      "subs r11, r11, #1\n\t" \
+      "bne 1b" \
+      : "+r"(rx0), "+r"(rx1), "+r"(rs), "+r"(rn), "+r"(rw), "+r"(rK) \
+      : "r"(rxs), "r"(rk) \
+      : "r4", "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", \
+        "d14", "d15", "memory", "cc")
+/* pixels 2xs apart in general; contiguous rows of 8 or 16 bytes (a flat pointwise input) step by a
+ * post-increment (two instructions a pass fewer) */
 __attribute__((noinline)) static void qt_sums4(const int8_t *x0, const int8_t *x1, ptrdiff_t xs2, int32_t pairs,
                                                const int8_t *w, int32_t K, const int32_t *k8, int32_t *S) {
   register const int8_t *rx0 __asm__("r1") = x0;
@@ -33,39 +64,21 @@ __attribute__((noinline)) static void qt_sums4(const int8_t *x0, const int8_t *x
   register int32_t rn __asm__("r11") = pairs;
   register const int8_t *rw __asm__("r0") = w;
   register int32_t rK __asm__("r2") = K;
-  __asm__ volatile(
-      "add r4, r0, r2\n\t"
-      "add r6, r4, r2\n\t"
-      "add r8, r6, r2\n\t"
-      "vctp.8 r2\n\t"
-      "vpstttt\n\t"
-      "vldrbt.u8 q4, [r0]\n\t"
-      "vldrbt.u8 q5, [r4]\n\t"
-      "vldrbt.u8 q6, [r6]\n\t"
-      "vldrbt.u8 q7, [r8]\n"
-      "1:\n\t"
-      "ldm r9, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
-      "vpstt\n\t"
-      "vldrbt.u8 q0, [r1]\n\t"
-      "vldrbt.u8 q1, [r3]\n\t"
-      "add r1, r1, r7\n\t"
-      "add r3, r3, r7\n\t"
-      "vmladava.s8 r0, q0, q4\n\t"
-      "vmladava.s8 r2, q0, q5\n\t"
-      "vmladava.s8 r4, q0, q6\n\t"
-      "vmladava.s8 r6, q0, q7\n\t"
-      "vmladava.s8 r8, q1, q4\n\t"
-      "vmladava.s8 r10, q1, q5\n\t"
-      "vmladava.s8 r12, q1, q6\n\t"
-      "vmladava.s8 lr, q1, q7\n\t"
-      "stm r5!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
-      "subs r11, r11, #1\n\t"
-      "bne 1b"
-      : "+r"(rx0), "+r"(rx1), "+r"(rs), "+r"(rn), "+r"(rw), "+r"(rK)
-      : "r"(rxs), "r"(rk)
-      : "r4", "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13",
-        "d14", "d15", "memory", "cc");
+  if (xs2 == 16 && K == 8)
+    QT_SUMS4_ASM("vpstt\n\t"
+                 "vldrbt.u8 q0, [r1], #16\n\t"
+                 "vldrbt.u8 q1, [r3], #16\n\t");
+  else if (xs2 == 32 && K == 16)
+    QT_SUMS4_ASM("vldrb.u8 q0, [r1], #32\n\t"
+                 "vldrb.u8 q1, [r3], #32\n\t");
+  else
+    QT_SUMS4_ASM("vpstt\n\t"
+                 "vldrbt.u8 q0, [r1]\n\t"
+                 "vldrbt.u8 q1, [r3]\n\t"
+                 "add r1, r1, r7\n\t"
+                 "add r3, r3, r7\n\t");
 }
+#undef QT_SUMS4_ASM
 
 /* Rows of any length (K > 16): one pixel x four channels a pass, the four weight rows streamed (five
  * loads, four vmladava per 16 bytes); the K & 15 tail predicated (no read past a row). One ldm a pass
