@@ -98,6 +98,18 @@ class M(nn.Module):
         return (self.r6(self.a(x)), F.relu(self.b(z)), self.c(u), self.r6(self.d(v)), F.relu(self.e(w)),
                 self.r6(self.f(s)), self.g(r), F.relu(self.h(x)), F.relu(self.i(x) + x))
 """, [(1, 8, 7, 9), (1, 16, 6, 5), (1, 12, 9, 7), (1, 24, 5, 5), (1, 56, 3, 3), (1, 1, 9, 11), (1, 3, 12, 10)]),
+    # int8 linear on Helium: six weight rows a pass with a K & 15 tail (40), whole vectors and a
+    # 96-column block plus a rest (128 -> 100), rows shorter than a vector (8 -> 30), several input rows
+    "cm_linear": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(40, 13)
+        self.b = nn.Linear(128, 100)
+        self.c = nn.Linear(8, 30)
+    def forward(self, x, z, u):
+        return F.relu(self.a(x)), self.b(z), self.c(u)
+""", [(2, 40), (1, 128), (3, 8)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""
@@ -117,7 +129,8 @@ def _export(name: str) -> Path:
     """-> dir with m.pte, m.bpte (inputs + expected outputs), ref.npz (the reference ops' outputs) and
     ops.json; normal channels_last inputs, calibrated on them and 4 random ones"""
     src, shapes = CASES[name]
-    case = ("cortex_m", "from torch import nn\n" + src, [(list(s), "float32", "cl") for s in shapes], True, None)
+    case = ("cortex_m", "from torch import nn\n" + src,
+            [(list(s), "float32", "cl" if len(s) == 4 else "n") for s in shapes], True, None)
     return kernelcase.export_case(CACHE, name, case, calib_random=4)
 
 
@@ -128,6 +141,7 @@ def _ref(d: Path) -> list[np.ndarray]:
 EXPECTED_OPS = {
     "cm_pointwise": {"cortex_m::quantized_conv2d.out"},
     "cm_conv_kxk": {"cortex_m::quantized_conv2d.out"},
+    "cm_linear": {"cortex_m::quantized_linear.out"},
     "cm_gemm_tile": {"cortex_m::quantized_conv2d.out", "cortex_m::quantized_add.out"},
     "cm_dw_lanes": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_pool_ew": {"cortex_m::quantized_avg_pool2d.out", "cortex_m::quantized_max_pool2d.out",
