@@ -75,18 +75,21 @@ static inline void qc_fill(int8_t *dst, const int8_t *src, int32_t n, int8_t v) 
  * contiguous (unit column dilation, dense pixels) is KH predicated copies of KW*C bytes (one vector
  * each up to 16); windows over the border go tap by tap, padded taps holding -in_off. */
 CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, int32_t np, int8_t *buf) {
-  const int32_t C = c->x.c, KW = c->KW, KH = c->KH, row = KW * C, K = KH * row;
+  /* locals: the int8 stores below may alias *c, whose fields would be reloaded per store */
+  const int32_t C = c->x.c, KW = c->KW, KH = c->KH, row = KW * C, K = KH * row, H = c->x.h, W = c->x.w;
+  const int32_t OW = c->y.w, sh = c->sh, sw = c->sw, ph = c->ph, pw = c->pw, dh = c->dh, dw = c->dw;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, xdh = (ptrdiff_t)dh * xsh;
   const int8_t pad = (int8_t)-c->in_off;
-  const bool runs = c->dw == 1 && c->x.sw == C;  /* a kernel row's taps are contiguous in the input */
-  const ptrdiff_t xdh = (ptrdiff_t)c->dh * c->x.sh;
-  const int32_t hspan = (KH - 1) * c->dh;
+  const bool runs = dw == 1 && xsw == C;  /* a kernel row's taps are contiguous in the input */
+  const int32_t hspan = (KH - 1) * dh;
   const mve_pred16_t pr = vctp8q((uint32_t)row);
-  int32_t oh = p0 / c->y.w, ow = p0 - oh * c->y.w;
+  int32_t oh = p0 / OW, ow = p0 - oh * OW;
+  int32_t ih0 = oh * sh - ph, iw0 = ow * sw - pw;
   for (int32_t i = 0; i < np; i++, buf += K) {
-    const int32_t ih0 = oh * c->sh - c->ph, iw0 = ow * c->sw - c->pw;
-    if (++ow == c->y.w) { ow = 0; oh++; }
-    if (runs && ih0 >= 0 && ih0 + hspan < c->x.h && iw0 >= 0 && iw0 + KW <= c->x.w) {
-      const int8_t *xr = xn + (ptrdiff_t)ih0 * c->x.sh + (ptrdiff_t)iw0 * C;
+    const int32_t ih = ih0, iw = iw0;
+    if (++ow == OW) { ow = 0; iw0 = -pw; ih0 += sh; } else { iw0 += sw; }
+    if (runs && ih >= 0 && ih + hspan < H && iw >= 0 && iw + KW <= W) {
+      const int8_t *xr = xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)iw * C;
       int8_t *b = buf;
       if (row <= 16) {
         for (int32_t kh = 0; kh < KH; kh++, xr += xdh, b += row) vst1q_p_s8(b, vld1q_z_s8(xr, pr), pr);
@@ -97,19 +100,19 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
     }
     int8_t *b = buf;
     int32_t kw0 = 0, kw1 = KW;  /* taps inside the image's columns (dense runs only) */
-    if (runs) tap_range(iw0, KW, 1, c->x.w, &kw0, &kw1);
+    if (runs) tap_range(iw, KW, 1, W, &kw0, &kw1);
     for (int32_t kh = 0; kh < KH; kh++, b += row) {
-      const int32_t ih = ih0 + kh * c->dh;
-      if (ih < 0 || ih >= c->x.h) { qc_fill(b, NULL, row, pad); continue; }
-      const int8_t *xr = xn + (ptrdiff_t)ih * c->x.sh;
+      const int32_t ihk = ih + kh * dh;
+      if (ihk < 0 || ihk >= H) { qc_fill(b, NULL, row, pad); continue; }
+      const int8_t *xr = xn + (ptrdiff_t)ihk * xsh;
       if (runs) {  /* the row padded, then the run of taps inside */
         if (kw0 > 0 || kw1 < KW) qc_fill(b, NULL, row, pad);
-        if (kw1 > kw0) qc_fill(b + kw0 * C, xr + (ptrdiff_t)(iw0 + kw0) * C, (kw1 - kw0) * C, 0);
+        if (kw1 > kw0) qc_fill(b + kw0 * C, xr + (ptrdiff_t)(iw + kw0) * C, (kw1 - kw0) * C, 0);
         continue;
       }
       for (int32_t kw = 0; kw < KW; kw++) {
-        const int32_t iw = iw0 + kw * c->dw;
-        qc_fill(b + kw * C, iw >= 0 && iw < c->x.w ? xr + (ptrdiff_t)iw * c->x.sw : NULL, C, pad);
+        const int32_t iwk = iw + kw * dw;
+        qc_fill(b + kw * C, iwk >= 0 && iwk < W ? xr + (ptrdiff_t)iwk * xsw : NULL, C, pad);
       }
     }
   }
