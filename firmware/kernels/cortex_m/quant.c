@@ -146,6 +146,19 @@ ET_OP("cortex_m::dequantize_per_tensor.out", k_cm_dequantize_per_tensor_out) {
   const int8_t *x = (const int8_t *)in->data;
   float *y = (float *)out->data;
   int64_t n = et_numel(in);
-  for (int64_t i = 0; i < n; i++) y[i] = (float)(int32_t)((uint32_t)(int32_t)x[i] - (uint32_t)zp) * scale;
+  int64_t i = 0;
+#ifdef CM_MVE
+  /* four lanes: the same wrapping subtraction, exact int -> float conversion and one rounding multiply */
+  if (n <= UINT32_MAX) {
+    const uint32_t nn = (uint32_t)n;
+    for (uint32_t j = 0; j < nn; j += 4) {
+      const mve_pred16_t p = vctp32q(nn - j);
+      const int32x4_t q = vsubq_n_s32(vldrbq_z_s32(x + j, p), zp);
+      vstrwq_p_f32(y + j, vmulq_n_f32(vcvtq_f32_s32(q), scale), p);
+    }
+    i = n;
+  }
+#endif
+  for (; i < n; i++) y[i] = (float)(int32_t)((uint32_t)(int32_t)x[i] - (uint32_t)zp) * scale;
   return ET_OK;
 }
