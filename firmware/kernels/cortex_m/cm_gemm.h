@@ -18,7 +18,7 @@
 typedef struct {
   int32_t sums[QT_SUMS];   /* a tile's sums (gemm_tile_mve.h) */
   int32_t ks[QC_MAXO + 4]; /* the channels' constants (a last partial group writes four) */
-  int8_t cols[QC_COLS];    /* im2col of a chunk of pixels */
+  int8_t cols[QC_COLS + 16]; /* im2col of a chunk of pixels (+ the slack of qc_im2col3_run's stores) */
   int8_t wpad[64];         /* a last, partial group of short weight rows */
 } qc_scratch;
 #define QC_SCRATCH sizeof(qc_scratch)
@@ -70,6 +70,50 @@ static inline void qc_fill(int8_t *dst, const int8_t *src, int32_t n, int8_t v) 
   }
 }
 
+#ifdef __OPTIMIZE__
+/* n >= 1 consecutive windows inside the image of a 3-row kernel whose rows are `row` <= 16 contiguous
+ * bytes: window i's rows at x + i * xstep + {0, 1, 2} * xdh, copied to buf (K = 3 * row bytes a window).
+ * 14 instructions a window: the loads predicated to the row, the stores whole vectors (each spills into
+ * what the next store writes; the buffer has 16 bytes of slack behind it). */
+__attribute__((noinline)) static void qc_im2col3_run(const int8_t *x, ptrdiff_t xstep, ptrdiff_t xdh, int32_t row,
+                                                     int32_t n, int8_t *buf) {
+  register const int8_t *p0 __asm__("r0") = x;
+  register const int8_t *p1 __asm__("r1") = x + xdh;
+  register const int8_t *p2 __asm__("r2") = x + 2 * xdh;
+  register int8_t *b __asm__("r3") = buf;
+  register ptrdiff_t rs __asm__("r4") = xstep;
+  register int32_t rr __asm__("r5") = row;
+  register int32_t rn __asm__("r6") = n;
+  __asm__ volatile(
+      "vctp.8 r5\n\t"
+      "dls lr, r6\n"
+      "1:\n\t"
+      "vpsttt\n\t"
+      "vldrbt.u8 q0, [r0]\n\t"
+      "vldrbt.u8 q1, [r1]\n\t"
+      "vldrbt.u8 q2, [r2]\n\t"
+      "vstrb.8 q0, [r3]\n\t"
+      "add r3, r3, r5\n\t"
+      "vstrb.8 q1, [r3]\n\t"
+      "add r3, r3, r5\n\t"
+      "vstrb.8 q2, [r3]\n\t"
+      "add r3, r3, r5\n\t"
+      "add r0, r0, r4\n\t"
+      "add r1, r1, r4\n\t"
+      "add r2, r2, r4\n\t"
+      "le lr, 1b"
+      : "+r"(p0), "+r"(p1), "+r"(p2), "+r"(b), "+r"(rn)
+      : "r"(rs), "r"(rr)
+      : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "memory");
+}
+#define QC_IM2COL3 1
+#else
+#define QC_IM2COL3 0
+static void qc_im2col3_run(const int8_t *x, ptrdiff_t xstep, ptrdiff_t xdh, int32_t row, int32_t n, int8_t *buf) {
+  (void)x; (void)xstep; (void)xdh; (void)row; (void)n; (void)buf;
+}
+#endif
+
 /* im2col of output pixels p0 .. p0+np-1 (row-major over the output rows) of image xn into buf, K bytes
  * a pixel in (kh, kw, c) order, the weights' OHWI order. A window inside the image with its kernel rows
  * contiguous (unit column dilation, dense pixels) is KH predicated copies of KW*C bytes (one vector
@@ -85,8 +129,22 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
   const mve_pred16_t pr = vctp8q((uint32_t)row);
   int32_t oh = p0 / OW, ow = p0 - oh * OW;
   int32_t ih0 = oh * sh - ph, iw0 = ow * sw - pw;
+  /* last output column whose window ends inside the image's columns */
+  const int32_t owl = W - KW + pw >= 0 ? (W - KW + pw) / sw : -1;
   for (int32_t i = 0; i < np; i++, buf += K) {
     const int32_t ih = ih0, iw = iw0;
+    if (QC_IM2COL3 && KH == 3 && row <= 16 && runs && iw >= 0 && ih >= 0 && ih + hspan < H && ow <= owl) {
+      /* the windows inside the image from here to the row's last one (or the chunk's end) in one go */
+      int32_t n = owl - ow + 1;
+      if (n > np - i) n = np - i;
+      qc_im2col3_run(xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)iw * C, (ptrdiff_t)sw * C, xdh, row, n, buf);
+      i += n - 1;
+      buf += (ptrdiff_t)(n - 1) * K;
+      ow += n;
+      iw0 += n * sw;
+      if (ow == OW) { ow = 0; iw0 = -pw; ih0 += sh; }
+      continue;
+    }
     if (++ow == OW) { ow = 0; iw0 = -pw; ih0 += sh; } else { iw0 += sw; }
     if (runs && ih >= 0 && ih + hspan < H && iw >= 0 && iw + KW <= W) {
       const int8_t *xr = xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)iw * C;
