@@ -5,12 +5,14 @@
 #include "cm_conv.h"
 
 #ifdef CM_MVE
-/* The Helium convolution: an int8 GEMM over output pixels x output channels, four channels a pass
- * sharing each input load (four vmladava per 16 input bytes). A pixel's K = KH*KW*C input bytes are
- * contiguous: the input itself for a 1x1 conv without padding (pointwise), else an im2col copy of a
- * chunk of pixels in a fixed stack buffer, padded taps holding -in_off (so they add nothing). The
- * input offset is folded into a per-channel constant bias + in_off * sum(w) (the kernel sum), worked
- * out once per call and channel group; the requantisation runs per channel on four lanes. */
+/* The Helium convolution: an int8 GEMM over output pixels x output channels. A pixel's K = KH*KW*C
+ * input bytes are contiguous: the input itself for a unit-stride 1x1 conv without padding (pointwise),
+ * else an im2col copy of a chunk of pixels (strided pointwise convs too), padded taps holding -in_off
+ * (so they add nothing). The input offset is folded into a per-channel constant bias + in_off * sum(w)
+ * (the kernel sum), worked out once per call. The GEMM is the two-phase one of gemm_tile_mve.h (sums
+ * of four channels a group into a tile buffer, then requantisation with the pixels on the lanes) for
+ * every call whose clamp range is int8's; the fused passes below (qc_gemm23: two pixels x three
+ * channels; qc_gemm4) are kept for the others. */
 #define QC_COLS 4096   /* im2col bytes: K up to this; larger K takes the portable path */
 #define QC_MAXO 512    /* output channels whose constants are worked out once per call */
 #include "gemm_tile_mve.h"

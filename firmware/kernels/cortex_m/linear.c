@@ -162,7 +162,7 @@ static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, co
       const int32_t nn = N - nb < 96 ? N - nb : 96;
       const int8_t *wb = wd + (ptrdiff_t)nb * K;
       int32_t n5 = 0;
-      if (QL_ASM && nn >= 6) {  /* six rows a pass, the rest below */
+      if (QL_ASM && nn >= 12) {  /* six rows a pass, the rest below */
         qlin_dot6(x, wb, K, nn / 6, d);
         n5 = nn / 6 * 6;
       }
