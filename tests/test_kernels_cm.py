@@ -79,7 +79,7 @@ class M(nn.Module):
     # long ones (K > 16, with a K & 15 tail), channel counts that are and are not multiples of 4 (packed
     # word stores or one channel at a time), odd pixel counts, a stride-2 pointwise (row by row), ReLU6
     # (both clamp bounds, fused) and ReLU; im2col with one and three input channels and a 24-byte kernel row;
-    # a residual add with ReLU after
+    # a residual add with ReLU after, and an add of two equally scaled inputs (no input with shift 0)
     "cm_gemm_tile": ("""
 class M(nn.Module):
     def __init__(self):
@@ -96,7 +96,7 @@ class M(nn.Module):
         self.r6 = nn.ReLU6()
     def forward(self, x, z, u, v, w, s, r):
         return (self.r6(self.a(x)), F.relu(self.b(z)), self.c(u), self.r6(self.d(v)), F.relu(self.e(w)),
-                self.r6(self.f(s)), self.g(r), F.relu(self.h(x)), F.relu(self.i(x) + x))
+                self.r6(self.f(s)), self.g(r), F.relu(self.h(x)), F.relu(self.i(x) + x), self.e(w) + self.e(w))
 """, [(1, 8, 7, 9), (1, 16, 6, 5), (1, 12, 9, 7), (1, 24, 5, 5), (1, 56, 3, 3), (1, 1, 9, 11), (1, 3, 12, 10)]),
     # int8 linear on Helium: six weight rows a pass with a K & 15 tail (40), whole vectors and a
     # 96-column block plus a rest (128 -> 100), rows shorter than a vector (8 -> 30), several input rows
