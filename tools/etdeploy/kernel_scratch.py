@@ -20,7 +20,7 @@ from .errors import BakeError
 from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
-_BOUNDS = ("QC_COLS", "QC_MAXO", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
+_BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
            "CM_DSP_WK", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C")
 ISAS = ("mve", "dsp", "plain")
 
@@ -143,18 +143,27 @@ def _a16(n: int) -> int:
 
 
 def qconv_mve(c: dict) -> int:
-    """cm_gemm.h qconv_mve_scratch: the channels' constants, then the im2col chunk."""
+    """cm_gemm.h qc_parts_of: the channels' constants; for the two-phase GEMM (int8 clamp range) a tile's sums
+    and a partial group's short weight rows; the im2col chunk (+16 slack) where windows are copied (not a
+    pointwise, or a pointwise whose pixels are not one run, packed for the two-phase GEMM)."""
     b = bounds()
     O, C, x, y = c["y"]["c"], c["x"]["c"], c["x"], c["y"]
-    K, P = c["KH"] * c["KW"] * C, y["h"] * y["w"]
+    K, P, OW = c["KH"] * c["KW"] * C, y["h"] * y["w"], y["w"]
     if (c["depthwise"] or c["cpg"] != C or (x["sc"] != 1 and C != 1) or y["sc"] != 1 or K <= 0
             or not -127 <= c["in_off"] <= 128):
         return 0
     direct = c["KH"] == 1 and c["KW"] == 1 and c["ph"] == 0 and c["pw"] == 0
     if not direct and K > b["QC_COLS"]:
         return 0
+    tile = -128 <= c["amin"] <= c["amax"] <= 127 and -1024 <= c["out_off"] <= 1024   # gemm_tile_mve.h qt_range_ok
+    rows = y["sh"] == OW * y["sw"]
+    flat = direct and c["sh"] == 1 and c["sw"] == 1 and x["sh"] == x["w"] * x["sw"] and rows and x["w"] == OW
+    chunk = b["QC_COLS"] // K
+    cols = not direct or (tile and chunk > 0 and rows and not flat)
     ks = _a16(4 * O) if O <= b["QC_MAXO"] else 0
-    return ks + (0 if direct else K * min(P, b["QC_COLS"] // K))
+    sums = 16 * (min(P, b["QT_PIX"]) + 4) if tile else 0
+    wpad = 64 if tile and O % 4 and K <= 16 else 0
+    return ks + sums + wpad + (K * min(P, chunk) + 16 if cols else 0)
 
 
 def qdw_as_conv(c: dict) -> int:

@@ -169,24 +169,37 @@ static et_status qavgpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
         if (w1 > x.w) w1 = x.w;
         int32_t cnt = (h1 - h0) * (w1 - w0);
 #ifdef CM_MVE
+        const float cntf = (float)cnt;
         /* channels contiguous: four channels a vector, each lane the scalar form's float operations in the
          * same order (convert, subtract, multiply, add: no fused multiply-add), so the same sums */
         if (x.sc == 1 && y.sc == 1) {
+          const float32x4_t vz = vdupq_n_f32(zf), vsc = vdupq_n_f32(scale);
+          const int8_t *xw = xd + n * x.sn + (ptrdiff_t)h0 * x.sh + (ptrdiff_t)w0 * x.sw;
           for (int32_t c0 = 0; c0 < x.c; c0 += 4) {
             const mve_pred16_t pc = vctp32q((uint32_t)(x.c - c0));
             float32x4_t sv = vdupq_n_f32(0.0f);
-            for (int32_t ih = h0; ih < h1; ih++)
-              for (int32_t iw = w0; iw < w1; iw++) {
-                const float32x4_t v = vcvtq_f32_s32(vldrbq_z_s32(xd + n * x.sn + c0 + ih * x.sh + iw * x.sw, pc));
-                sv = vaddq_f32(sv, vmulq_n_f32(vsubq_n_f32(v, zf), scale));
+            const int8_t *xr = xw + c0;
+            for (int32_t ih = h0; ih < h1; ih++, xr += x.sh) {
+              const int8_t *xp = xr;
+              for (int32_t iw = w0; iw < w1; iw++, xp += x.sw) {
+                const float32x4_t v = vcvtq_f32_s32(vldrbq_z_s32(xp, pc));
+                sv = vaddq_f32(sv, vmulq_f32(vsubq_f32(v, vz), vsc));
               }
-            float sums[4];
-            vst1q_f32(sums, sv);
-            for (int32_t l = 0; l < 4 && c0 + l < x.c; l++) {
-              float avg = cnt > 0 ? sums[l] / (float)cnt : 0.0f;
-              int64_t v = et_f32_to_i64(et_roundf(avg / scale) + zf);
-              yd[n * y.sn + (c0 + l) + oh * y.sh + ow * y.sw] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
             }
+            /* the divisions per lane (IEEE, as the scalar form), the rest on four lanes: vrintn rounds half to
+             * even like et_roundf, and the conversion saturates where the int64 form clamps alike */
+            float32x4_t av = vdupq_n_f32(0.0f);
+            if (cnt > 0) {
+              av = vsetq_lane_f32(vgetq_lane_f32(sv, 0) / cntf / scale, av, 0);
+              av = vsetq_lane_f32(vgetq_lane_f32(sv, 1) / cntf / scale, av, 1);
+              av = vsetq_lane_f32(vgetq_lane_f32(sv, 2) / cntf / scale, av, 2);
+              av = vsetq_lane_f32(vgetq_lane_f32(sv, 3) / cntf / scale, av, 3);
+            } else {
+              av = vdupq_n_f32(0.0f / scale);
+            }
+            const int32x4_t q = vcvtq_s32_f32(vaddq_n_f32(vrndnq_f32(av), zf));
+            vstrbq_p_s32(yd + n * y.sn + c0 + oh * y.sh + ow * y.sw,
+                         vminq_s32(vmaxq_s32(q, vdupq_n_s32(-128)), vdupq_n_s32(127)), pc);
           }
           continue;
         }
