@@ -7,6 +7,7 @@
 #ifdef CM_MVE
 #include "dw_plane_mve.h"   /* 4 channels over a whole image */
 #include "dw_lanes_mve.h"   /* 16 channels a vector */
+#include "dw_gather_mve.h"  /* depth multipliers of 4: a byte gather of the window */
 #endif
 
 /* The portable depthwise, on its own: everything in locals (an int8 store may alias *c, so fields
