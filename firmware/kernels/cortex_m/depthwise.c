@@ -8,6 +8,7 @@
 #include "dw_plane_mve.h"   /* 4 channels over a whole image */
 #include "dw_lanes_mve.h"   /* 16 channels a vector */
 #include "dw_gather_mve.h"  /* depth multipliers of 4: a byte gather of the window */
+#include "dw_taps_mve.h"    /* depth multiplier 1, up to 4x4: the taps on the lanes */
 #endif
 
 /* The portable depthwise, on its own: everything in locals (an int8 store may alias *c, so fields
@@ -65,7 +66,7 @@ static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
 /* the depthwise without the plane path */
 static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
-  if (qdw_as_conv(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
+  if (qdw_as_conv(c, x, y) || qdw_taps(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
 #elif defined(CM_DSP)
   if (cm_dsp_dw(c, x, y)) return;
 #endif

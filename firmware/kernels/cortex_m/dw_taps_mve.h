@@ -1,0 +1,222 @@
+/* Private to depthwise.c (one translation unit): the Helium taps-on-lanes path (depth multiplier 1, kernels
+ * up to 4x4): one vmladav per output pixel and channel. Uses qdl_pad_image (dw_lanes_mve.h). */
+#ifndef ET_CM_DW_TAPS_MVE_H
+#define ET_CM_DW_TAPS_MVE_H
+
+/* Depthwise on Helium with a window's taps on the lanes, for depth multiplier 1 (the usual layer of real
+ * networks), kernels up to 4x4, column stride 1 or 2, unit column dilation, any channel count and padding.
+ * Per block of 16 channels and band of output rows, all in one scratch buffer (QDT_SCRATCH bytes):
+ *  1. the block's input rows padded with -in_off (padded taps then add nothing: the input offset is folded
+ *     into the per-channel constant), L columns of 16 bytes a row (qdl_pad_image);
+ *  2. per channel, "segments": segment i interleaves (vst4) plane rows i sh + k dh (k = 0..3), columns 0..L-1,
+ *     byte 4 j + k; the plane rows are gathered from the padded block (one byte per pixel: lanes 16 bytes
+ *     apart). Segments follow one another, so the window of output pixel (i, ow) is the 16 contiguous bytes
+ *     at 4 sw (i P + ow), P = L / sw (lane 4 kw + kh = tap (kh, kw); the weights' other lanes are 0).
+ *     L is chosen so that the columns a row's last pixels read past its segment are padding there and in
+ *     the next segment's first columns (right padding here, left padding there); the P - OW extra pixels of
+ *     a segment are computed and thrown away. One stream of pixels per band: no per-row loop overhead, and
+ *     narrow images (DS-CNN's 5 columns) fill the 8-pixel passes;
+ *  3. the asm loop (qdt_run_*), 8 pixels a pass: a load and a vmladav each, the eight sums moved into two
+ *     vectors, the channel's constant bias + in_off sum(w) added, the requantisation (doubling high multiply
+ *     with the round-half-away correction folded in by vqrdmlah, rounding shift) on the two vectors, the
+ *     narrows, the output offset and clamp in int16, one byte scatter store of the 8 pixels;
+ *  4. the band's outputs (16 bytes a pixel in the scratch) copied to the tensor, the extra pixels skipped.
+ * About 37 instructions per 8 pixels x 9 MACs (3x3) in the loop. */
+#define QDT_SCRATCH 10240   /* the one scratch buffer: padded block band, a channel's segments, band outputs */
+
+typedef struct {
+  const int8_t *x;    /*  0: the channel's first window */
+  int8_t *y;          /*  4: its first output byte in the band outputs (16 bytes a pixel) */
+  int32_t passes;     /*  8: 8-pixel passes */
+  int32_t cst;        /* 12: bias + in_off * sum(w), wrapping like the accumulator */
+  int32_t mult, shift;/* 16, 20 */
+  int32_t oo;         /* 24 */
+  int32_t unused;     /* 28 */
+  int8x16_t w;        /* 32: lane 4 kw + kh = weight of tap (kh, kw), 0 elsewhere */
+  uint16x8_t offs;    /* 48: store offsets: lane 2 i = pixel i, lane 2 i + 1 = pixel 4 + i (the narrows' order) */
+  int16x8_t lo, hi;   /* 64, 80: the activation range */
+} qdt_blk;
+_Static_assert(offsetof(qdt_blk, w) == 32 && offsetof(qdt_blk, offs) == 48 && offsetof(qdt_blk, hi) == 80,
+               "qdt_run offsets");
+
+#ifdef __OPTIMIZE__  /* r7 is the frame pointer at -O0 */
+#define QDT_ASM 1
+/* four pixels: windows S bytes apart, sums into r0 r2 r4 r6, then into lanes 0..3 of q ("vmov q[2], q[0], ra, rb"
+ * puts ra in lane 0 and rb in lane 2, as QEMU and cm_gemm.h take it) */
+#define QDT_FOUR(S, q)                                                                                  \
+  "vldrb.u8 q1, [r1], #" #S "\n\t"                                                                      \
+  "vmladav.s8 r0, q1, q0\n\t"                                                                           \
+  "vldrb.u8 q1, [r1], #" #S "\n\t"                                                                      \
+  "vmladav.s8 r2, q1, q0\n\t"                                                                           \
+  "vldrb.u8 q1, [r1], #" #S "\n\t"                                                                      \
+  "vmladav.s8 r4, q1, q0\n\t"                                                                           \
+  "vldrb.u8 q1, [r1], #" #S "\n\t"                                                                      \
+  "vmladav.s8 r6, q1, q0\n\t"                                                                           \
+  "vmov " q "[2], " q "[0], r0, r4\n\t"                                                                 \
+  "vmov " q "[3], " q "[1], r2, r6\n\t"
+/* clamp: the activation range in int16, or (sat) the int8 range by a saturating narrow; the byte store
+ * takes each 16-bit lane's low byte */
+#define QDT_BODY(S, clamp)                                                                              \
+  QDT_FOUR(S, "q2")                                                                                     \
+  QDT_FOUR(S, "q3")                                                                                     \
+  "vadd.i32 q2, q2, r8\n\t"                                                                             \
+  "vadd.i32 q3, q3, r8\n\t"                                                                             \
+  "vshr.s32 q4, q2, #31\n\t"                                                                            \
+  "vqrdmlah.s32 q4, q2, r5\n\t"                                                                         \
+  "vrshl.s32 q4, r7\n\t"                                                                                \
+  "vshr.s32 q2, q3, #31\n\t"                                                                            \
+  "vqrdmlah.s32 q2, q3, r5\n\t"                                                                         \
+  "vrshl.s32 q2, r7\n\t"                                                                                \
+  "vqmovnb.s32 q4, q4\n\t"                                                                              \
+  "vqmovnt.s32 q4, q2\n\t"                                                                              \
+  "vqadd.s16 q4, q4, r9\n\t"                                                                            \
+  clamp                                                                                                 \
+  "vstrb.16 q4, [r3, q5]\n\t"                                                                           \
+  "add r3, r3, #128\n\t"
+#define QDT_CLAMP "vmax.s16 q4, q4, q6\n\tvmin.s16 q4, q4, q7\n\t"
+#define QDT_SAT "vqmovnb.s16 q4, q4\n\t"
+#define QDT_RUN(name, S, clamp)                                                                         \
+  __attribute__((noinline)) static void name(const qdt_blk *blk) {                                      \
+    __asm__ volatile(                                                                                   \
+        "ldrd r1, r3, [%[b]]\n\t"                                                                       \
+        "ldr lr, [%[b], #8]\n\t"                                                                        \
+        "ldr r8, [%[b], #12]\n\t"                                                                       \
+        "ldrd r5, r7, [%[b], #16]\n\t"                                                                  \
+        "ldr r9, [%[b], #24]\n\t"                                                                       \
+        "vldrw.u32 q0, [%[b], #32]\n\t"                                                                 \
+        "vldrw.u32 q5, [%[b], #48]\n\t"                                                                 \
+        "vldrw.u32 q6, [%[b], #64]\n\t"                                                                 \
+        "vldrw.u32 q7, [%[b], #80]\n\t"                                                                 \
+        "dls lr, lr\n"                                                                                  \
+        "1:\n\t" QDT_BODY(S, clamp) "le lr, 1b"                                                         \
+        :                                                                                               \
+        : [b] "r"(blk)                                                                                  \
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "lr", "d0", "d1", "d2", "d3", "d4", \
+          "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");      \
+  }
+QDT_RUN(qdt_run1c, 4, QDT_CLAMP)
+QDT_RUN(qdt_run1s, 4, QDT_SAT)
+QDT_RUN(qdt_run2c, 8, QDT_CLAMP)
+QDT_RUN(qdt_run2s, 8, QDT_SAT)
+#undef QDT_RUN
+#undef QDT_SAT
+#undef QDT_CLAMP
+#undef QDT_BODY
+#undef QDT_FOUR
+#else
+#define QDT_ASM 0
+static void qdt_run1c(const qdt_blk *blk) { (void)blk; }
+#define qdt_run1s qdt_run1c
+#define qdt_run2c qdt_run1c
+#define qdt_run2s qdt_run1c
+#endif
+
+/* Segments [0, ns) of one channel: pb = the padded block band plus the channel's byte (rows of L pixels of
+ * 16 bytes); rows k >= KH repeat row 0 (their weights are 0). Unit row stride: the segments are one run. */
+__attribute__((noinline)) static void qdt_segments(int8_t *ib, const int8_t *pb, int32_t ns, int32_t L, int32_t sh,
+                                                   int32_t dh, int32_t KH) {
+  const uint8x16_t off = vmulq_n_u8(vidupq_n_u8(0, 1), 16);
+  const ptrdiff_t row = (ptrdiff_t)L * 16;
+  const ptrdiff_t r1 = KH > 1 ? dh * row : 0, r2 = KH > 2 ? 2 * dh * row : 0, r3 = KH > 3 ? 3 * dh * row : 0;
+  const int32_t len = sh == 1 ? ns * L : L, segs = sh == 1 ? 1 : ns;
+  for (int32_t i = 0; i < segs; i++) {
+    const int8_t *p = pb + (ptrdiff_t)i * sh * row;
+    int8_t *q = ib + (ptrdiff_t)i * 4 * L;
+    for (int32_t j = 0; j < len; j += 16, p += 256, q += 64) {
+      int8x16x4_t v = {{vldrbq_gather_offset_s8(p, off), vldrbq_gather_offset_s8(p + r1, off),
+                        vldrbq_gather_offset_s8(p + r2, off), vldrbq_gather_offset_s8(p + r3, off)}};
+      vst4q_s8(q, v);
+    }
+  }
+}
+
+/* bytes of scratch for a band of nb output rows (pbuf, segments, outputs; slack for the reads past the end) */
+static int64_t qdt_bytes(int32_t nb, int32_t L, int32_t P, int32_t sh, int32_t sw, int32_t KH, int32_t dh) {
+  const int64_t pb = 16 * (int64_t)L * ((int64_t)nb * sh + (int64_t)(KH - 1) * dh + 1) + 256;
+  const int64_t ib = (4 * (int64_t)L * (nb + 1) + 64 + 32 * sw + 16 + 15) & ~(int64_t)15;
+  const int64_t ob = 128 * (((int64_t)nb * P + 7) / 8);
+  return pb + ib + ob;
+}
+
+/* false: not this path (nothing written) */
+__attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t KH = c->KH, KW = c->KW, T = KH * KW, O = c->y.c, OH = c->y.h, OW = c->y.w;
+  const int32_t sh = c->sh, sw = c->sw, dh = c->dh, W = c->x.w, pw = c->pw;
+  if (!QDT_ASM || !c->depthwise || c->opg != 1 || c->x.c != O || KH > 4 || KW > 4 || T < 1 || c->dw != 1 ||
+      (sw != 1 && sw != 2) || sh < 1 || dh < 1 || pw < 0 || c->x.sc != 1 || c->y.sc != 1 || c->in_off < -127 ||
+      c->in_off > 128 || c->out_off < -255 || c->out_off > 255 || c->amin < -128 || c->amax > 127 ||
+      c->amin > c->amax || OH < 1 || OW < 1 || W < 1)
+    return false;
+  for (int32_t oc = 0; oc < O; oc++)
+    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
+  /* L: see above. R = the last padded column a real pixel reads */
+  const int32_t R = sw * (OW - 1) + KW - 1;
+  int32_t L = sw * OW;
+  while (!(L > R || (L >= pw + W && L > R - pw))) L += sw;
+  const int32_t P = L / sw;
+  const bool spill = R >= L;  /* the last segment's pixels read the next one */
+  int32_t nb = OH;
+  {
+    const int64_t per = 16 * (int64_t)L * sh + 4 * (int64_t)L + 16 * (int64_t)P + 16;
+    if ((int64_t)nb * per > QDT_SCRATCH) nb = (int32_t)(QDT_SCRATCH / per) + 1;
+    while (nb > 0 && qdt_bytes(nb, L, P, sh, sw, KH, dh) > QDT_SCRATCH) nb--;
+    if (nb < 1) return false;
+  }
+  int8_t scr[QDT_SCRATCH] __attribute__((aligned(16)));
+  const int64_t pbytes = 16 * (int64_t)L * ((int64_t)nb * sh + (int64_t)(KH - 1) * dh + 1) + 256;
+  int8_t *const pbuf = scr, *const ib = scr + ((pbytes + 15) & ~(int64_t)15);
+  int8_t *const ob = ib + ((4 * (int64_t)L * (nb + 1) + 64 + 32 * sw + 16 + 15) & ~(int64_t)15);
+  /* weight lanes: lane 4 kw + kh <- the packed tap kh KW + kw (16 bytes a tap) */
+  const uint8x16_t lane = vidupq_n_u8(0, 1), lkh = vandq_u8(lane, vdupq_n_u8(3)), lkw = vshrq_n_u8(lane, 2);
+  const uint8x16_t woff = vmulq_n_u8(vaddq_u8(vmulq_n_u8(lkh, (uint8_t)KW), lkw), 16);
+  const mve_pred16_t ptaps = vcmphiq_u8(vdupq_n_u8((uint8_t)KH), lkh) & vcmphiq_u8(vdupq_n_u8((uint8_t)KW), lkw);
+  qdt_blk blk;
+  {
+    uint16_t offs[8];
+    for (int32_t i = 0; i < 4; i++) { offs[2 * i] = (uint16_t)(16 * i); offs[2 * i + 1] = (uint16_t)(16 * (4 + i)); }
+    blk.offs = vld1q_u16(offs);
+  }
+  blk.oo = c->out_off; blk.unused = 0;
+  blk.lo = vdupq_n_s16((int16_t)c->amin); blk.hi = vdupq_n_s16((int16_t)c->amax);
+  const bool sat8 = c->amin == -128 && c->amax == 127;
+  void (*const run)(const qdt_blk *) = sw == 1 ? (sat8 ? qdt_run1s : qdt_run1c) : (sat8 ? qdt_run2s : qdt_run2c);
+  const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
+  const uint32_t io = (uint32_t)c->in_off;
+  const ptrdiff_t ysh = c->y.sh, ysw = c->y.sw;
+  int8_t wpk[16 * 16] __attribute__((aligned(16)));
+  int8x16_t wv[16];
+  int32_t cst[16];
+  for (int32_t c0 = 0; c0 < O; c0 += 16) {
+    const int32_t live = O - c0 < 16 ? O - c0 : 16;
+    const mve_pred16_t pc = vctp8q((uint32_t)live);
+    for (int32_t t = 0; t < T; t++) vst1q_s8(wpk + 16 * t, vld1q_z_s8(c->w + (ptrdiff_t)t * O + c0, pc));
+    for (int32_t k = 0; k < live; k++) {
+      wv[k] = vldrbq_gather_offset_z_s8(wpk + k, woff, ptaps);
+      cst[k] = (int32_t)((c->bias ? (uint32_t)c->bias[c0 + k] : 0u) + io * (uint32_t)vaddvq_s8(wv[k]));
+    }
+    for (int32_t n = 0; n < c->y.n; n++)
+      for (int32_t oh0 = 0; oh0 < OH; oh0 += nb) {
+        const int32_t rows = OH - oh0 < nb ? OH - oh0 : nb;
+        qdl_pad_image(c, x + n * c->x.sn + c0, pbuf, oh0 * sh, rows * sh + (KH - 1) * dh + 1, L, false, pc, vpad);
+        blk.passes = (rows * P + 7) / 8;
+        for (int32_t k = 0; k < live; k++) {
+          qdt_segments(ib, pbuf + k, rows + (spill ? 1 : 0), L, sh, dh, KH);
+          blk.x = ib; blk.y = ob + k; blk.cst = cst[k]; blk.w = wv[k];
+          blk.mult = c->mult[c0 + k]; blk.shift = c->shift[c0 + k];
+          run(&blk);
+        }
+        int8_t *yr = y + n * c->y.sn + (ptrdiff_t)oh0 * ysh + c0;
+        const int8_t *s = ob;
+        for (int32_t i = 0; i < rows; i++, yr += ysh, s += 16 * (P - OW)) {
+          int8_t *yp = yr;
+          if (live == 16)
+            for (int32_t ow = 0; ow < OW; ow++, yp += ysw, s += 16) vst1q_s8(yp, vld1q_s8(s));
+          else
+            for (int32_t ow = 0; ow < OW; ow++, yp += ysw, s += 16) vstrbq_p_s8(yp, vld1q_s8(s), pc);
+        }
+      }
+  }
+  return true;
+}
+
+#endif
