@@ -75,6 +75,27 @@ class M(nn.Module):
         return (F.relu(self.a(x)), self.b(x), self.c(x), self.d(y), F.relu(self.e(y)), self.f(z), self.g(u),
                 self.h(s), F.relu(self.i(v)), self.j(v))
 """, [(1, 19, 7, 9), (1, 40, 9, 6), (1, 16, 5, 21), (1, 3, 8, 8), (1, 1, 13, 11), (1, 32, 24, 25)]),
+    # depthwise, depth multiplier 1, kernels up to 4x4 (the taps-on-lanes path): 8 channels with relu6,
+    # stride 2 on even and odd sizes with and without padding, a DS-CNN-like 25x5 image (narrow rows),
+    # padding 2 on a 3x3, 4x4 / 2x2 / 1x3 kernels, a row-only stride, a 60-column image (bands of rows)
+    "cm_dw_taps": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.b = nn.Conv2d(24, 24, 3, stride=2, padding=1, groups=24)
+        self.c = nn.Conv2d(20, 20, 3, padding=1, groups=20)
+        self.d = nn.Conv2d(20, 20, 3, padding=2, groups=20)
+        self.e = nn.Conv2d(8, 8, 4, stride=2, padding=1, groups=8)
+        self.f = nn.Conv2d(8, 8, (1, 3), padding=(0, 1), groups=8)
+        self.g = nn.Conv2d(8, 8, 2, stride=2, groups=8)
+        self.h = nn.Conv2d(24, 24, 3, stride=2, groups=24)
+        self.i = nn.Conv2d(17, 17, 3, padding=1, groups=17)
+        self.j = nn.Conv2d(8, 8, 3, stride=(2, 1), padding=1, groups=8)
+    def forward(self, x, y, z, w):
+        return (F.hardtanh(self.a(x), 0.0, 6.0), self.b(y), F.relu(self.c(z)), self.d(z), self.e(x), self.f(x),
+                self.g(x), self.h(y), self.i(w), self.j(x))
+""", [(1, 8, 11, 13), (1, 24, 12, 10), (1, 20, 25, 5), (1, 17, 4, 60)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""
@@ -106,6 +127,7 @@ EXPECTED_OPS = {
     "cm_pointwise": {"cortex_m::quantized_conv2d.out"},
     "cm_conv_kxk": {"cortex_m::quantized_conv2d.out"},
     "cm_dw_lanes": {"cortex_m::quantized_depthwise_conv2d.out"},
+    "cm_dw_taps": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_pool_ew": {"cortex_m::quantized_avg_pool2d.out", "cortex_m::quantized_max_pool2d.out",
                    "cortex_m::quantized_add.out", "cortex_m::quantized_mul.out"},
 }

@@ -22,22 +22,22 @@
  *     narrows, the output offset and clamp in int16, one byte scatter store of the 8 pixels;
  *  4. the band's outputs (16 bytes a pixel in the scratch) copied to the tensor, the extra pixels skipped.
  * About 37 instructions per 8 pixels x 9 MACs (3x3) in the loop. */
-#define QDT_SCRATCH 10240   /* the one scratch buffer: padded block band, a channel's segments, band outputs */
+#define QDT_SCRATCH 12288   /* the one scratch buffer: padded block band, a channel's segments, band outputs */
 
 typedef struct {
-  const int8_t *x;    /*  0: the channel's first window */
-  int8_t *y;          /*  4: its first output byte in the band outputs (16 bytes a pixel) */
-  int32_t passes;     /*  8: 8-pixel passes */
-  int32_t cst;        /* 12: bias + in_off * sum(w), wrapping like the accumulator */
-  int32_t mult, shift;/* 16, 20 */
-  int32_t oo;         /* 24 */
-  int32_t unused;     /* 28 */
-  int8x16_t w;        /* 32: lane 4 kw + kh = weight of tap (kh, kw), 0 elsewhere */
-  uint16x8_t offs;    /* 48: store offsets: lane 2 i = pixel i, lane 2 i + 1 = pixel 4 + i (the narrows' order) */
-  int16x8_t lo, hi;   /* 64, 80: the activation range */
+  const int8_t *x;     /*  0: channel 0's first window; channel k's are k * xch further */
+  int8_t *y;           /*  4: channel 0's first output byte in the band outputs (16 bytes a pixel) */
+  int32_t passes;      /*  8: 8-pixel passes a channel */
+  int32_t nch;         /* 12: channels */
+  int32_t xch;         /* 16 */
+  int32_t oo;          /* 20 */
+  const int32_t *prm;  /* 24: per channel: mult, shift, bias + in_off * sum(w) (wrapping like the accumulator), 0 */
+  const int8_t *w;     /* 28: per channel 16 bytes: lane 4 kw + kh = weight of tap (kh, kw), 0 elsewhere */
+  uint16x8_t offs;     /* 32: store offsets: lane 2 i = pixel i, lane 2 i + 1 = pixel 4 + i (the narrows' order) */
+  int16x8_t lo, hi;    /* 48, 64: the activation range */
 } qdt_blk;
-_Static_assert(offsetof(qdt_blk, w) == 32 && offsetof(qdt_blk, offs) == 48 && offsetof(qdt_blk, hi) == 80,
-               "qdt_run offsets");
+_Static_assert(offsetof(qdt_blk, prm) == 24 && offsetof(qdt_blk, w) == 28 && offsetof(qdt_blk, offs) == 32 &&
+               offsetof(qdt_blk, hi) == 64, "qdt_run offsets");
 
 #ifdef __OPTIMIZE__  /* r7 is the frame pointer at -O0 */
 #define QDT_ASM 1
@@ -75,24 +75,37 @@ _Static_assert(offsetof(qdt_blk, w) == 32 && offsetof(qdt_blk, offs) == 48 && of
   "add r3, r3, #128\n\t"
 #define QDT_CLAMP "vmax.s16 q4, q4, q6\n\tvmin.s16 q4, q4, q7\n\t"
 #define QDT_SAT "vqmovnb.s16 q4, q4\n\t"
+/* every channel of the block: its constants (ldm), weights, then the passes; r10 = the constants, r11 = the
+ * weights; blk->nch counts the channels down */
 #define QDT_RUN(name, S, clamp)                                                                         \
-  __attribute__((noinline)) static void name(const qdt_blk *blk) {                                      \
+  __attribute__((noinline)) static void name(qdt_blk *blk) {                                      \
     __asm__ volatile(                                                                                   \
-        "ldrd r1, r3, [%[b]]\n\t"                                                                       \
+        "ldr r9, [%[b], #20]\n\t"                                                                       \
+        "ldrd r10, r11, [%[b], #24]\n\t"                                                                \
+        "vldrw.u32 q5, [%[b], #32]\n\t"                                                                 \
+        "vldrw.u32 q6, [%[b], #48]\n\t"                                                                 \
+        "vldrw.u32 q7, [%[b], #64]\n\t"                                                                 \
+        "ldrd r1, r3, [%[b]]\n"                                                                         \
+        "1:\n\t"                                                                                        \
+        "ldm r10!, {r5, r7, r8, lr}\n\t"                                                                \
+        "vldrw.u32 q0, [r11], #16\n\t"                                                                  \
+        "push {r1, r3}\n\t"                                                                             \
         "ldr lr, [%[b], #8]\n\t"                                                                        \
-        "ldr r8, [%[b], #12]\n\t"                                                                       \
-        "ldrd r5, r7, [%[b], #16]\n\t"                                                                  \
-        "ldr r9, [%[b], #24]\n\t"                                                                       \
-        "vldrw.u32 q0, [%[b], #32]\n\t"                                                                 \
-        "vldrw.u32 q5, [%[b], #48]\n\t"                                                                 \
-        "vldrw.u32 q6, [%[b], #64]\n\t"                                                                 \
-        "vldrw.u32 q7, [%[b], #80]\n\t"                                                                 \
         "dls lr, lr\n"                                                                                  \
-        "1:\n\t" QDT_BODY(S, clamp) "le lr, 1b"                                                         \
+        "2:\n\t" QDT_BODY(S, clamp) "le lr, 2b\n\t"                                                     \
+        "pop {r1, r3}\n\t"                                                                              \
+        "ldr r0, [%[b], #16]\n\t"                                                                       \
+        "add r1, r1, r0\n\t"                                                                            \
+        "add r3, r3, #1\n\t"                                                                            \
+        "ldr r0, [%[b], #12]\n\t"                                                                       \
+        "subs r0, r0, #1\n\t"                                                                           \
+        "str r0, [%[b], #12]\n\t"                                                                       \
+        "bne 1b"                                                                                        \
         :                                                                                               \
         : [b] "r"(blk)                                                                                  \
-        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "lr", "d0", "d1", "d2", "d3", "d4", \
-          "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");      \
+        : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "lr", "d0", "d1", \
+          "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
+          "cc");                                                                                        \
   }
 QDT_RUN(qdt_run1c, 4, QDT_CLAMP)
 QDT_RUN(qdt_run1s, 4, QDT_SAT)
@@ -105,37 +118,42 @@ QDT_RUN(qdt_run2s, 8, QDT_SAT)
 #undef QDT_FOUR
 #else
 #define QDT_ASM 0
-static void qdt_run1c(const qdt_blk *blk) { (void)blk; }
+static void qdt_run1c(qdt_blk *blk) { (void)blk; }
 #define qdt_run1s qdt_run1c
 #define qdt_run2c qdt_run1c
 #define qdt_run2s qdt_run1c
 #endif
 
-/* Segments [0, ns) of one channel: pb = the padded block band plus the channel's byte (rows of L pixels of
- * 16 bytes); rows k >= KH repeat row 0 (their weights are 0). Unit row stride: the segments are one run. */
-__attribute__((noinline)) static void qdt_segments(int8_t *ib, const int8_t *pb, int32_t ns, int32_t L, int32_t sh,
-                                                   int32_t dh, int32_t KH) {
+/* Segments [0, ns) of channels [0, nch), xch bytes apart: pb = the padded block band (rows of L pixels of 16
+ * bytes, channel k at byte k); rows k >= KH repeat row 0 (their weights are 0). A channel's last chunk may
+ * run past its segments into the next channel's, which is built after it. Unit row stride: one run. */
+__attribute__((noinline)) static void qdt_segments(int8_t *ib, ptrdiff_t xch, int32_t nch, const int8_t *pb, int32_t ns,
+                                                   int32_t L, int32_t sh, int32_t dh, int32_t KH) {
   const uint8x16_t off = vmulq_n_u8(vidupq_n_u8(0, 1), 16);
   const ptrdiff_t row = (ptrdiff_t)L * 16;
   const ptrdiff_t r1 = KH > 1 ? dh * row : 0, r2 = KH > 2 ? 2 * dh * row : 0, r3 = KH > 3 ? 3 * dh * row : 0;
   const int32_t len = sh == 1 ? ns * L : L, segs = sh == 1 ? 1 : ns;
-  for (int32_t i = 0; i < segs; i++) {
-    const int8_t *p = pb + (ptrdiff_t)i * sh * row;
-    int8_t *q = ib + (ptrdiff_t)i * 4 * L;
-    for (int32_t j = 0; j < len; j += 16, p += 256, q += 64) {
-      int8x16x4_t v = {{vldrbq_gather_offset_s8(p, off), vldrbq_gather_offset_s8(p + r1, off),
-                        vldrbq_gather_offset_s8(p + r2, off), vldrbq_gather_offset_s8(p + r3, off)}};
-      vst4q_s8(q, v);
+  const ptrdiff_t pstep = (ptrdiff_t)sh * row;
+  for (int32_t k = 0; k < nch; k++, ib += xch, pb++)
+    for (int32_t i = 0; i < segs; i++) {
+      const int8_t *p = pb + i * pstep;
+      int8_t *q = ib + (ptrdiff_t)i * 4 * L;
+      for (int32_t j = 0; j < len; j += 16, p += 256, q += 64) {
+        int8x16x4_t v = {{vldrbq_gather_offset_s8(p, off), vldrbq_gather_offset_s8(p + r1, off),
+                          vldrbq_gather_offset_s8(p + r2, off), vldrbq_gather_offset_s8(p + r3, off)}};
+        vst4q_s8(q, v);
+      }
     }
-  }
 }
 
-/* bytes of scratch for a band of nb output rows (pbuf, segments, outputs; slack for the reads past the end) */
-static int64_t qdt_bytes(int32_t nb, int32_t L, int32_t P, int32_t sh, int32_t sw, int32_t KH, int32_t dh) {
-  const int64_t pb = 16 * (int64_t)L * ((int64_t)nb * sh + (int64_t)(KH - 1) * dh + 1) + 256;
-  const int64_t ib = (4 * (int64_t)L * (nb + 1) + 64 + 32 * sw + 16 + 15) & ~(int64_t)15;
-  const int64_t ob = 128 * (((int64_t)nb * P + 7) / 8);
-  return pb + ib + ob;
+/* the scratch of a band of nb output rows: the padded block rows, 16 channels' segments (xch bytes each) and the
+ * outputs; slack past the end for the last chunk's writes and the extra pixels' reads */
+static int64_t qdt_xch(int32_t nb, int32_t L, bool spill) { return (4 * (int64_t)L * (nb + (spill ? 1 : 0)) + 15) & ~(int64_t)15; }
+static int64_t qdt_pbytes(int32_t nb, int32_t L, int32_t sh, int32_t KH, int32_t dh) {
+  return 16 * (int64_t)L * ((int64_t)nb * sh + (int64_t)(KH - 1) * dh + 1) + 256;
+}
+static int64_t qdt_bytes(int32_t nb, int32_t L, int32_t P, int32_t sh, int32_t sw, int32_t KH, int32_t dh, bool spill) {
+  return qdt_pbytes(nb, L, sh, KH, dh) + 16 * qdt_xch(nb, L, spill) + 64 + 32 * sw + 16 + 128 * (((int64_t)nb * P + 7) / 8);
 }
 
 /* false: not this path (nothing written) */
@@ -155,17 +173,20 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
   while (!(L > R || (L >= pw + W && L > R - pw))) L += sw;
   const int32_t P = L / sw;
   const bool spill = R >= L;  /* the last segment's pixels read the next one */
+  /* bands of equal height, as many rows as the scratch holds */
   int32_t nb = OH;
   {
-    const int64_t per = 16 * (int64_t)L * sh + 4 * (int64_t)L + 16 * (int64_t)P + 16;
+    const int64_t per = 16 * (int64_t)L * sh + 64 * (int64_t)L + 16 * (int64_t)P + 16;
     if ((int64_t)nb * per > QDT_SCRATCH) nb = (int32_t)(QDT_SCRATCH / per) + 1;
-    while (nb > 0 && qdt_bytes(nb, L, P, sh, sw, KH, dh) > QDT_SCRATCH) nb--;
+    while (nb > 0 && qdt_bytes(nb, L, P, sh, sw, KH, dh, spill) > QDT_SCRATCH) nb--;
     if (nb < 1) return false;
+    const int32_t bands = (OH + nb - 1) / nb;
+    nb = (OH + bands - 1) / bands;
   }
   int8_t scr[QDT_SCRATCH] __attribute__((aligned(16)));
-  const int64_t pbytes = 16 * (int64_t)L * ((int64_t)nb * sh + (int64_t)(KH - 1) * dh + 1) + 256;
-  int8_t *const pbuf = scr, *const ib = scr + ((pbytes + 15) & ~(int64_t)15);
-  int8_t *const ob = ib + ((4 * (int64_t)L * (nb + 1) + 64 + 32 * sw + 16 + 15) & ~(int64_t)15);
+  const ptrdiff_t xch = (ptrdiff_t)qdt_xch(nb, L, spill);
+  int8_t *const pbuf = scr, *const ib = scr + ((qdt_pbytes(nb, L, sh, KH, dh) + 15) & ~(int64_t)15);
+  int8_t *const ob = ib + 16 * xch + ((64 + 32 * sw + 16 + 15) & ~15);
   /* weight lanes: lane 4 kw + kh <- the packed tap kh KW + kw (16 bytes a tap) */
   const uint8x16_t lane = vidupq_n_u8(0, 1), lkh = vandq_u8(lane, vdupq_n_u8(3)), lkw = vshrq_n_u8(lane, 2);
   const uint8x16_t woff = vmulq_n_u8(vaddq_u8(vmulq_n_u8(lkh, (uint8_t)KW), lkw), 16);
@@ -176,35 +197,37 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
     for (int32_t i = 0; i < 4; i++) { offs[2 * i] = (uint16_t)(16 * i); offs[2 * i + 1] = (uint16_t)(16 * (4 + i)); }
     blk.offs = vld1q_u16(offs);
   }
-  blk.oo = c->out_off; blk.unused = 0;
+  blk.oo = c->out_off; blk.xch = (int32_t)xch;
   blk.lo = vdupq_n_s16((int16_t)c->amin); blk.hi = vdupq_n_s16((int16_t)c->amax);
   const bool sat8 = c->amin == -128 && c->amax == 127;
-  void (*const run)(const qdt_blk *) = sw == 1 ? (sat8 ? qdt_run1s : qdt_run1c) : (sat8 ? qdt_run2s : qdt_run2c);
+  void (*const run)(qdt_blk *) = sw == 1 ? (sat8 ? qdt_run1s : qdt_run1c) : (sat8 ? qdt_run2s : qdt_run2c);
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const uint32_t io = (uint32_t)c->in_off;
   const ptrdiff_t ysh = c->y.sh, ysw = c->y.sw;
   int8_t wpk[16 * 16] __attribute__((aligned(16)));
-  int8x16_t wv[16];
-  int32_t cst[16];
+  int8_t wv[16 * 16] __attribute__((aligned(16)));
+  int32_t prm[16 * 4] __attribute__((aligned(16)));
+  blk.prm = prm; blk.w = wv; blk.x = ib; blk.y = ob;
   for (int32_t c0 = 0; c0 < O; c0 += 16) {
     const int32_t live = O - c0 < 16 ? O - c0 : 16;
     const mve_pred16_t pc = vctp8q((uint32_t)live);
     for (int32_t t = 0; t < T; t++) vst1q_s8(wpk + 16 * t, vld1q_z_s8(c->w + (ptrdiff_t)t * O + c0, pc));
     for (int32_t k = 0; k < live; k++) {
-      wv[k] = vldrbq_gather_offset_z_s8(wpk + k, woff, ptaps);
-      cst[k] = (int32_t)((c->bias ? (uint32_t)c->bias[c0 + k] : 0u) + io * (uint32_t)vaddvq_s8(wv[k]));
+      const int8x16_t w = vldrbq_gather_offset_z_s8(wpk + k, woff, ptaps);
+      vst1q_s8(wv + 16 * k, w);
+      prm[4 * k] = c->mult[c0 + k];
+      prm[4 * k + 1] = c->shift[c0 + k];
+      prm[4 * k + 2] = (int32_t)((c->bias ? (uint32_t)c->bias[c0 + k] : 0u) + io * (uint32_t)vaddvq_s8(w));
+      prm[4 * k + 3] = 0;
     }
     for (int32_t n = 0; n < c->y.n; n++)
       for (int32_t oh0 = 0; oh0 < OH; oh0 += nb) {
         const int32_t rows = OH - oh0 < nb ? OH - oh0 : nb;
         qdl_pad_image(c, x + n * c->x.sn + c0, pbuf, oh0 * sh, rows * sh + (KH - 1) * dh + 1, L, false, pc, vpad);
+        qdt_segments(ib, xch, live, pbuf, rows + (spill ? 1 : 0), L, sh, dh, KH);
         blk.passes = (rows * P + 7) / 8;
-        for (int32_t k = 0; k < live; k++) {
-          qdt_segments(ib, pbuf + k, rows + (spill ? 1 : 0), L, sh, dh, KH);
-          blk.x = ib; blk.y = ob + k; blk.cst = cst[k]; blk.w = wv[k];
-          blk.mult = c->mult[c0 + k]; blk.shift = c->shift[c0 + k];
-          run(&blk);
-        }
+        blk.nch = live;
+        run(&blk);
         int8_t *yr = y + n * c->y.sn + (ptrdiff_t)oh0 * ysh + c0;
         const int8_t *s = ob;
         for (int32_t i = 0; i < rows; i++, yr += ysh, s += 16 * (P - OW)) {
