@@ -152,8 +152,18 @@ static int64_t qdt_xch(int32_t nb, int32_t L, bool spill) { return (4 * (int64_t
 static int64_t qdt_pbytes(int32_t nb, int32_t L, int32_t sh, int32_t KH, int32_t dh) {
   return 16 * (int64_t)L * ((int64_t)nb * sh + (int64_t)(KH - 1) * dh + 1) + 256;
 }
-static int64_t qdt_bytes(int32_t nb, int32_t L, int32_t P, int32_t sh, int32_t sw, int32_t KH, int32_t dh, bool spill) {
-  return qdt_pbytes(nb, L, sh, KH, dh) + 16 * qdt_xch(nb, L, spill) + 64 + 32 * sw + 16 + 128 * (((int64_t)nb * P + 7) / 8);
+static int64_t qdt_bytes(int32_t nb, int32_t G, int32_t L, int32_t P, int32_t sh, int32_t sw, int32_t KH, int32_t dh,
+                         bool spill) {
+  return qdt_pbytes(nb, L, sh, KH, dh) + G * qdt_xch(nb, L, spill) + 64 + 32 * sw + 16 + 128 * (((int64_t)nb * P + 7) / 8);
+}
+/* the tallest band for G channels' segments at a time (0: none fits) */
+static int32_t qdt_rows(int32_t OH, int32_t G, int32_t L, int32_t P, int32_t sh, int32_t sw, int32_t KH, int32_t dh,
+                        bool spill) {
+  int32_t nb = OH;
+  const int64_t per = 16 * (int64_t)L * sh + 4 * (int64_t)G * L + 16 * (int64_t)P + 16;
+  if ((int64_t)nb * per > QDT_SCRATCH) nb = (int32_t)(QDT_SCRATCH / per) + 1;
+  while (nb > 0 && qdt_bytes(nb, G, L, P, sh, sw, KH, dh, spill) > QDT_SCRATCH) nb--;
+  return nb;
 }
 
 /* false: not this path (nothing written) */
@@ -173,20 +183,23 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
   while (!(L > R || (L >= pw + W && L > R - pw))) L += sw;
   const int32_t P = L / sw;
   const bool spill = R >= L;  /* the last segment's pixels read the next one */
-  /* bands of equal height, as many rows as the scratch holds */
-  int32_t nb = OH;
+  /* G channels' segments at a time (the most that still leaves bands of 8 rows: each band pads KH - 1 rows
+   * more and may build a segment more), bands of equal height, as many rows as the scratch holds */
+  int32_t G = 16, nb = 0;
+  for (; G >= 1; G = G > 4 ? G - 4 : G - 1) {
+    nb = qdt_rows(OH, G, L, P, sh, sw, KH, dh, spill);
+    if (nb >= (OH < 8 ? OH : 8)) break;
+  }
+  if (G < 1) { G = 1; nb = qdt_rows(OH, 1, L, P, sh, sw, KH, dh, spill); }
+  if (nb < 1) return false;
   {
-    const int64_t per = 16 * (int64_t)L * sh + 64 * (int64_t)L + 16 * (int64_t)P + 16;
-    if ((int64_t)nb * per > QDT_SCRATCH) nb = (int32_t)(QDT_SCRATCH / per) + 1;
-    while (nb > 0 && qdt_bytes(nb, L, P, sh, sw, KH, dh, spill) > QDT_SCRATCH) nb--;
-    if (nb < 1) return false;
     const int32_t bands = (OH + nb - 1) / nb;
     nb = (OH + bands - 1) / bands;
   }
   int8_t scr[QDT_SCRATCH] __attribute__((aligned(16)));
   const ptrdiff_t xch = (ptrdiff_t)qdt_xch(nb, L, spill);
   int8_t *const pbuf = scr, *const ib = scr + ((qdt_pbytes(nb, L, sh, KH, dh) + 15) & ~(int64_t)15);
-  int8_t *const ob = ib + 16 * xch + ((64 + 32 * sw + 16 + 15) & ~15);
+  int8_t *const ob = ib + G * xch + ((64 + 32 * sw + 16 + 15) & ~15);
   /* weight lanes: lane 4 kw + kh <- the packed tap kh KW + kw (16 bytes a tap) */
   const uint8x16_t lane = vidupq_n_u8(0, 1), lkh = vandq_u8(lane, vdupq_n_u8(3)), lkw = vshrq_n_u8(lane, 2);
   const uint8x16_t woff = vmulq_n_u8(vaddq_u8(vmulq_n_u8(lkh, (uint8_t)KW), lkw), 16);
@@ -207,7 +220,6 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
   int8_t wpk[16 * 16] __attribute__((aligned(16)));
   int8_t wv[16 * 16] __attribute__((aligned(16)));
   int32_t prm[16 * 4] __attribute__((aligned(16)));
-  blk.prm = prm; blk.w = wv; blk.x = ib; blk.y = ob;
   for (int32_t c0 = 0; c0 < O; c0 += 16) {
     const int32_t live = O - c0 < 16 ? O - c0 : 16;
     const mve_pred16_t pc = vctp8q((uint32_t)live);
@@ -224,10 +236,14 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
       for (int32_t oh0 = 0; oh0 < OH; oh0 += nb) {
         const int32_t rows = OH - oh0 < nb ? OH - oh0 : nb;
         qdl_pad_image(c, x + n * c->x.sn + c0, pbuf, oh0 * sh, rows * sh + (KH - 1) * dh + 1, L, false, pc, vpad);
-        qdt_segments(ib, xch, live, pbuf, rows + (spill ? 1 : 0), L, sh, dh, KH);
         blk.passes = (rows * P + 7) / 8;
-        blk.nch = live;
-        run(&blk);
+        blk.x = ib;
+        for (int32_t g0 = 0; g0 < live; g0 += G) {
+          const int32_t g = live - g0 < G ? live - g0 : G;
+          qdt_segments(ib, xch, g, pbuf + g0, rows + (spill ? 1 : 0), L, sh, dh, KH);
+          blk.nch = g; blk.prm = prm + 4 * g0; blk.w = wv + 16 * g0; blk.y = ob + g0;
+          run(&blk);
+        }
         int8_t *yr = y + n * c->y.sn + (ptrdiff_t)oh0 * ysh + c0;
         const int8_t *s = ob;
         for (int32_t i = 0; i < rows; i++, yr += ysh, s += 16 * (P - OW)) {
