@@ -1,5 +1,5 @@
 /* Private to depthwise.c (one translation unit): the Helium taps-on-lanes path (depth multiplier 1, kernels
- * up to 4x4): one vmladav per output pixel and channel. Uses qdl_pad_image (dw_lanes_mve.h). */
+ * up to 4x4): one vmladav per output pixel and channel. */
 #ifndef ET_CM_DW_TAPS_MVE_H
 #define ET_CM_DW_TAPS_MVE_H
 
@@ -7,7 +7,7 @@
  * networks), kernels up to 4x4, column stride 1 or 2, unit column dilation, any channel count and padding.
  * Per block of 16 channels and band of output rows, all in one scratch buffer (QDT_SCRATCH bytes):
  *  1. the block's input rows padded with -in_off (padded taps then add nothing: the input offset is folded
- *     into the per-channel constant), L columns of 16 bytes a row (qdl_pad_image);
+ *     into the per-channel constant), L columns of 16 bytes a row (qdt_pad);
  *  2. per channel, "segments": segment i interleaves (vst4) plane rows i sh + k dh (k = 0..3), columns 0..L-1,
  *     byte 4 j + k; the plane rows are gathered from the padded block (one byte per pixel: lanes 16 bytes
  *     apart). Segments follow one another, so the window of output pixel (i, ow) is the 16 contiguous bytes
@@ -125,13 +125,13 @@ static void qdt_run1c(qdt_blk *blk) { (void)blk; }
 #endif
 
 /* Segments [0, ns) of channels [0, nch), xch bytes apart: pb = the padded block band (rows of L pixels of 16
- * bytes, channel k at byte k); rows k >= KH repeat row 0 (their weights are 0). A channel's last chunk may
- * run past its segments into the next channel's, which is built after it. Unit row stride: one run. */
-__attribute__((noinline)) static void qdt_segments(int8_t *ib, ptrdiff_t xch, int32_t nch, const int8_t *pb, int32_t ns,
-                                                   int32_t L, int32_t sh, int32_t dh, int32_t KH) {
+ * bytes, channel k at byte k); rows k >= KH are left as they come (their weights are 0). A channel's last
+ * chunk may run past its segments into the next channel's, which is built after it. Unit row stride: one run. */
+__attribute__((always_inline)) static inline void qdt_seg_run(int8_t *ib, ptrdiff_t xch, int32_t nch, const int8_t *pb,
+                                                              int32_t ns, int32_t L, int32_t sh, ptrdiff_t r1,
+                                                              int32_t KH) {
   const uint8x16_t off = vmulq_n_u8(vidupq_n_u8(0, 1), 16);
   const ptrdiff_t row = (ptrdiff_t)L * 16;
-  const ptrdiff_t r1 = KH > 1 ? dh * row : 0, r2 = KH > 2 ? 2 * dh * row : 0, r3 = KH > 3 ? 3 * dh * row : 0;
   const int32_t len = sh == 1 ? ns * L : L, segs = sh == 1 ? 1 : ns;
   const ptrdiff_t pstep = (ptrdiff_t)sh * row;
   for (int32_t k = 0; k < nch; k++, ib += xch, pb++)
@@ -139,11 +139,43 @@ __attribute__((noinline)) static void qdt_segments(int8_t *ib, ptrdiff_t xch, in
       const int8_t *p = pb + i * pstep;
       int8_t *q = ib + (ptrdiff_t)i * 4 * L;
       for (int32_t j = 0; j < len; j += 16, p += 256, q += 64) {
-        int8x16x4_t v = {{vldrbq_gather_offset_s8(p, off), vldrbq_gather_offset_s8(p + r1, off),
-                          vldrbq_gather_offset_s8(p + r2, off), vldrbq_gather_offset_s8(p + r3, off)}};
+        const int8x16_t u = vuninitializedq_s8();
+        int8x16x4_t v = {{vldrbq_gather_offset_s8(p, off), KH > 1 ? vldrbq_gather_offset_s8(p + r1, off) : u,
+                          KH > 2 ? vldrbq_gather_offset_s8(p + 2 * r1, off) : u,
+                          KH > 3 ? vldrbq_gather_offset_s8(p + 3 * r1, off) : u}};
         vst4q_s8(q, v);
       }
     }
+}
+__attribute__((noinline)) static void qdt_segments(int8_t *ib, ptrdiff_t xch, int32_t nch, const int8_t *pb, int32_t ns,
+                                                   int32_t L, int32_t sh, int32_t dh, int32_t KH) {
+  const ptrdiff_t r1 = (ptrdiff_t)dh * L * 16;  /* a kernel row further */
+  switch (KH) {
+    case 1: qdt_seg_run(ib, xch, nch, pb, ns, L, sh, r1, 1); break;
+    case 2: qdt_seg_run(ib, xch, nch, pb, ns, L, sh, r1, 2); break;
+    case 3: qdt_seg_run(ib, xch, nch, pb, ns, L, sh, r1, 3); break;
+    default: qdt_seg_run(ib, xch, nch, pb, ns, L, sh, r1, 4); break;
+  }
+}
+
+/* The block's input rows r0 .. r0 + Hp - 1 of the padded image (padding: -in_off), L pixels of 16 bytes a row
+ * (the live channels; the others' bytes are 0 and never used) */
+__attribute__((noinline)) static void qdt_pad(const qconv *c, const int8_t *xn, int8_t *buf, int32_t r0, int32_t Hp,
+                                              int32_t L, mve_pred16_t pc, int8x16_t vpad) {
+  const int32_t ph = c->ph, H = c->x.h;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw;
+  const int32_t lp = c->pw < L ? c->pw : L, cols = c->x.w < L - lp ? c->x.w : L - lp, rp = L - lp - cols;
+  for (int32_t i = 0; i < Hp; i++) {
+    const int32_t ih = r0 + i - ph;
+    if (ih < 0 || ih >= H) {
+      for (int32_t j = 0; j < L; j++, buf += 16) vst1q_s8(buf, vpad);
+      continue;
+    }
+    for (int32_t j = 0; j < lp; j++, buf += 16) vst1q_s8(buf, vpad);
+    const int8_t *s = xn + (ptrdiff_t)ih * xsh;
+    for (int32_t j = 0; j < cols; j++, buf += 16, s += xsw) vst1q_s8(buf, vld1q_z_s8(s, pc));
+    for (int32_t j = 0; j < rp; j++, buf += 16) vst1q_s8(buf, vpad);
+  }
 }
 
 /* the scratch of a band of nb output rows: the padded block rows, 16 channels' segments (xch bytes each) and the
@@ -183,19 +215,17 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
   while (!(L > R || (L >= pw + W && L > R - pw))) L += sw;
   const int32_t P = L / sw;
   const bool spill = R >= L;  /* the last segment's pixels read the next one */
-  /* G channels' segments at a time (the most that still leaves bands of 8 rows: each band pads KH - 1 rows
-   * more and may build a segment more), bands of equal height, as many rows as the scratch holds */
-  int32_t G = 16, nb = 0;
-  for (; G >= 1; G = G > 4 ? G - 4 : G - 1) {
-    nb = qdt_rows(OH, G, L, P, sh, sw, KH, dh, spill);
-    if (nb >= (OH < 8 ? OH : 8)) break;
+  /* G channels' segments at a time: the fewest bands (each pads KH - 1 rows more and may build one segment more
+   * per channel), then the most channels a call; bands of equal height, as many rows as the scratch holds */
+  int32_t G = 1, nb = 0, bands = 0;
+  for (int32_t g = 16; g >= 1; g = g > 4 ? g - 4 : g - 1) {
+    const int32_t r = qdt_rows(OH, g, L, P, sh, sw, KH, dh, spill);
+    if (r < 1) continue;
+    const int32_t bd = (OH + r - 1) / r;
+    if (!bands || bd < bands) { G = g; nb = r; bands = bd; }
   }
-  if (G < 1) { G = 1; nb = qdt_rows(OH, 1, L, P, sh, sw, KH, dh, spill); }
   if (nb < 1) return false;
-  {
-    const int32_t bands = (OH + nb - 1) / nb;
-    nb = (OH + bands - 1) / bands;
-  }
+  nb = (OH + bands - 1) / bands;
   int8_t scr[QDT_SCRATCH] __attribute__((aligned(16)));
   const ptrdiff_t xch = (ptrdiff_t)qdt_xch(nb, L, spill);
   int8_t *const pbuf = scr, *const ib = scr + ((qdt_pbytes(nb, L, sh, KH, dh) + 15) & ~(int64_t)15);
@@ -235,7 +265,7 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
     for (int32_t n = 0; n < c->y.n; n++)
       for (int32_t oh0 = 0; oh0 < OH; oh0 += nb) {
         const int32_t rows = OH - oh0 < nb ? OH - oh0 : nb;
-        qdl_pad_image(c, x + n * c->x.sn + c0, pbuf, oh0 * sh, rows * sh + (KH - 1) * dh + 1, L, false, pc, vpad);
+        qdt_pad(c, x + n * c->x.sn + c0, pbuf, oh0 * sh, rows * sh + (KH - 1) * dh + 1, L, pc, vpad);
         blk.passes = (rows * P + 7) / 8;
         blk.x = ib;
         for (int32_t g0 = 0; g0 < live; g0 += G) {
