@@ -35,9 +35,10 @@ typedef struct {
   const int8_t *w;     /* 28: per channel 16 bytes: lane 4 kw + kh = weight of tap (kh, kw), 0 elsewhere */
   uint16x8_t offs;     /* 32: store offsets: lane 2 i = pixel i, lane 2 i + 1 = pixel 4 + i (the narrows' order) */
   int16x8_t lo, hi;    /* 48, 64: the activation range */
+  int32_t tail;        /* 80: then a 4-pixel pass (0 / 1) */
 } qdt_blk;
 _Static_assert(offsetof(qdt_blk, prm) == 24 && offsetof(qdt_blk, w) == 28 && offsetof(qdt_blk, offs) == 32 &&
-               offsetof(qdt_blk, hi) == 64, "qdt_run offsets");
+               offsetof(qdt_blk, hi) == 64 && offsetof(qdt_blk, tail) == 80, "qdt_run offsets");
 
 #ifdef __OPTIMIZE__  /* r7 is the frame pointer at -O0 */
 #define QDT_ASM 1
@@ -73,6 +74,20 @@ _Static_assert(offsetof(qdt_blk, prm) == 24 && offsetof(qdt_blk, w) == 28 && off
   clamp                                                                                                 \
   "vstrb.16 q4, [r3, q5]\n\t"                                                                           \
   "add r3, r3, #128\n\t"
+/* four pixels: the same on q2 alone, stored to the even 16-bit lanes (predicate 0x3333) */
+#define QDT_TAIL(S, clamp)                                                                              \
+  QDT_FOUR(S, "q2")                                                                                     \
+  "vadd.i32 q2, q2, r8\n\t"                                                                             \
+  "vshr.s32 q4, q2, #31\n\t"                                                                            \
+  "vqrdmlah.s32 q4, q2, r5\n\t"                                                                         \
+  "vrshl.s32 q4, r7\n\t"                                                                                \
+  "vqmovnb.s32 q4, q4\n\t"                                                                              \
+  "vqadd.s16 q4, q4, r9\n\t"                                                                            \
+  clamp                                                                                                 \
+  "movw r0, #0x3333\n\t"                                                                                \
+  "vmsr p0, r0\n\t"                                                                                     \
+  "vpst\n\t"                                                                                            \
+  "vstrbt.16 q4, [r3, q5]\n\t"
 #define QDT_CLAMP "vmax.s16 q4, q4, q6\n\tvmin.s16 q4, q4, q7\n\t"
 #define QDT_SAT "vqmovnb.s16 q4, q4\n\t"
 /* every channel of the block: its constants (ldm), weights, then the passes; r10 = the constants, r11 = the
@@ -91,8 +106,12 @@ _Static_assert(offsetof(qdt_blk, prm) == 24 && offsetof(qdt_blk, w) == 28 && off
         "vldrw.u32 q0, [r11], #16\n\t"                                                                  \
         "push {r1, r3}\n\t"                                                                             \
         "ldr lr, [%[b], #8]\n\t"                                                                        \
-        "dls lr, lr\n"                                                                                  \
-        "2:\n\t" QDT_BODY(S, clamp) "le lr, 2b\n\t"                                                     \
+        "wls lr, lr, 3f\n"                                                                              \
+        "2:\n\t" QDT_BODY(S, clamp) "le lr, 2b\n"                                                        \
+        "3:\n\t"                                                                                        \
+        "ldr r0, [%[b], #80]\n\t"                                                                       \
+        "cbz r0, 4f\n\t" QDT_TAIL(S, clamp) "\n"                                                          \
+        "4:\n\t"                                                                                        \
         "pop {r1, r3}\n\t"                                                                              \
         "ldr r0, [%[b], #16]\n\t"                                                                       \
         "add r1, r1, r0\n\t"                                                                            \
@@ -115,6 +134,7 @@ QDT_RUN(qdt_run2s, 8, QDT_SAT)
 #undef QDT_SAT
 #undef QDT_CLAMP
 #undef QDT_BODY
+#undef QDT_TAIL
 #undef QDT_FOUR
 #else
 #define QDT_ASM 0
@@ -266,7 +286,10 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
       for (int32_t oh0 = 0; oh0 < OH; oh0 += nb) {
         const int32_t rows = OH - oh0 < nb ? OH - oh0 : nb;
         qdt_pad(c, x + n * c->x.sn + c0, pbuf, oh0 * sh, rows * sh + (KH - 1) * dh + 1, L, pc, vpad);
-        blk.passes = (rows * P + 7) / 8;
+        blk.passes = rows * P / 8;
+        blk.tail = 0;
+        if (rows * P % 8 > 4) blk.passes++;
+        else if (rows * P % 8) blk.tail = 1;
         blk.x = ib;
         for (int32_t g0 = 0; g0 < live; g0 += G) {
           const int32_t g = live - g0 < G ? live - g0 : G;
