@@ -193,7 +193,10 @@ __attribute__((noinline)) static void qdt_pad(const qconv *c, const int8_t *xn, 
     }
     for (int32_t j = 0; j < lp; j++, buf += 16) vst1q_s8(buf, vpad);
     const int8_t *s = xn + (ptrdiff_t)ih * xsh;
-    for (int32_t j = 0; j < cols; j++, buf += 16, s += xsw) vst1q_s8(buf, vld1q_z_s8(s, pc));
+    if (pc == 0xffff)
+      for (int32_t j = 0; j < cols; j++, buf += 16, s += xsw) vst1q_s8(buf, vld1q_s8(s));
+    else
+      for (int32_t j = 0; j < cols; j++, buf += 16, s += xsw) vst1q_s8(buf, vld1q_z_s8(s, pc));
     for (int32_t j = 0; j < rp; j++, buf += 16) vst1q_s8(buf, vpad);
   }
 }
@@ -274,13 +277,21 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
     const int32_t live = O - c0 < 16 ? O - c0 : 16;
     const mve_pred16_t pc = vctp8q((uint32_t)live);
     for (int32_t t = 0; t < T; t++) vst1q_s8(wpk + 16 * t, vld1q_z_s8(c->w + (ptrdiff_t)t * O + c0, pc));
+    int32_t sums[16] __attribute__((aligned(16)));
     for (int32_t k = 0; k < live; k++) {
       const int8x16_t w = vldrbq_gather_offset_z_s8(wpk + k, woff, ptaps);
       vst1q_s8(wv + 16 * k, w);
-      prm[4 * k] = c->mult[c0 + k];
-      prm[4 * k + 1] = c->shift[c0 + k];
-      prm[4 * k + 2] = (int32_t)((c->bias ? (uint32_t)c->bias[c0 + k] : 0u) + io * (uint32_t)vaddvq_s8(w));
-      prm[4 * k + 3] = 0;
+      sums[k] = vaddvq_s8(w);
+    }
+    /* per channel: mult, shift, bias + in_off * sum(w) (wrapping), 0; four channels a vst4 */
+    for (int32_t k = 0; k < live; k += 4) {
+      const mve_pred16_t p4 = vctp32q((uint32_t)(live - k));
+      const int32x4_t bias = c->bias ? vld1q_z_s32(c->bias + c0 + k, p4) : vdupq_n_s32(0);
+      int32x4x4_t v = {{vld1q_z_s32(c->mult + c0 + k, p4), vld1q_z_s32(c->shift + c0 + k, p4),
+                        vreinterpretq_s32_u32(vmlaq_n_u32(vreinterpretq_u32_s32(bias),
+                                                          vreinterpretq_u32_s32(vld1q_z_s32(sums + k, p4)), io)),
+                        vdupq_n_s32(0)}};
+      vst4q_s32(prm + 4 * k, v);
     }
     for (int32_t n = 0; n < c->y.n; n++)
       for (int32_t oh0 = 0; oh0 < OH; oh0 += nb) {
