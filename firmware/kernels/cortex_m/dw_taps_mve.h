@@ -144,16 +144,22 @@ static void qdt_run1c(qdt_blk *blk) { (void)blk; }
 #define qdt_run2s qdt_run1c
 #endif
 
-/* Segments [0, ns) of channels [0, nch), xch bytes apart: pb = the padded block band (rows of L pixels of 16
- * bytes, channel k at byte k); rows k >= KH are left as they come (their weights are 0). A channel's last
- * chunk may run past its segments into the next channel's, which is built after it. Unit row stride: one run. */
+/* Segments [0, ns) of channels [0, nch), xch bytes apart: pb = the padded block band plus the channel's byte
+ * (pixels of 16 bytes, L a row); rows k >= KH are left as they come (their weights are 0). A channel's last
+ * chunk may run past its segments into the next channel's, which is built after it. Kernel row k of segment
+ * i, column j: pb + 16 (i L + j) + r[k] when the band is "flat" (unit row stride: rows in order; row stride 2
+ * and unit dilation: even rows, then odd rows, see qdt_pad), so a channel's segments are one run; otherwise
+ * segment by segment, rows `row` bytes apart. */
+typedef struct {
+  int32_t L, ns, KH;
+  bool flat;
+  ptrdiff_t r1, r2, r3, pstep;  /* kernel rows 1..3; from a segment's rows to the next's (not flat) */
+} qdt_seg;
 __attribute__((always_inline)) static inline void qdt_seg_run(int8_t *ib, ptrdiff_t xch, int32_t nch, const int8_t *pb,
-                                                              int32_t ns, int32_t L, int32_t sh, ptrdiff_t r1,
-                                                              int32_t KH) {
+                                                              const qdt_seg *g, int32_t KH) {
   const uint8x16_t off = vmulq_n_u8(vidupq_n_u8(0, 1), 16);
-  const ptrdiff_t row = (ptrdiff_t)L * 16;
-  const int32_t len = sh == 1 ? ns * L : L, segs = sh == 1 ? 1 : ns;
-  const ptrdiff_t pstep = (ptrdiff_t)sh * row;
+  const int32_t L = g->L, len = g->flat ? g->ns * L : L, segs = g->flat ? 1 : g->ns;
+  const ptrdiff_t r1 = g->r1, r2 = g->r2, r3 = g->r3, pstep = g->pstep;
   for (int32_t k = 0; k < nch; k++, ib += xch, pb++)
     for (int32_t i = 0; i < segs; i++) {
       const int8_t *p = pb + i * pstep;
@@ -161,32 +167,33 @@ __attribute__((always_inline)) static inline void qdt_seg_run(int8_t *ib, ptrdif
       for (int32_t j = 0; j < len; j += 16, p += 256, q += 64) {
         const int8x16_t u = vuninitializedq_s8();
         int8x16x4_t v = {{vldrbq_gather_offset_s8(p, off), KH > 1 ? vldrbq_gather_offset_s8(p + r1, off) : u,
-                          KH > 2 ? vldrbq_gather_offset_s8(p + 2 * r1, off) : u,
-                          KH > 3 ? vldrbq_gather_offset_s8(p + 3 * r1, off) : u}};
+                          KH > 2 ? vldrbq_gather_offset_s8(p + r2, off) : u,
+                          KH > 3 ? vldrbq_gather_offset_s8(p + r3, off) : u}};
         vst4q_s8(q, v);
       }
     }
 }
-__attribute__((noinline)) static void qdt_segments(int8_t *ib, ptrdiff_t xch, int32_t nch, const int8_t *pb, int32_t ns,
-                                                   int32_t L, int32_t sh, int32_t dh, int32_t KH) {
-  const ptrdiff_t r1 = (ptrdiff_t)dh * L * 16;  /* a kernel row further */
-  switch (KH) {
-    case 1: qdt_seg_run(ib, xch, nch, pb, ns, L, sh, r1, 1); break;
-    case 2: qdt_seg_run(ib, xch, nch, pb, ns, L, sh, r1, 2); break;
-    case 3: qdt_seg_run(ib, xch, nch, pb, ns, L, sh, r1, 3); break;
-    default: qdt_seg_run(ib, xch, nch, pb, ns, L, sh, r1, 4); break;
+__attribute__((noinline)) static void qdt_segments(int8_t *ib, ptrdiff_t xch, int32_t nch, const int8_t *pb,
+                                                   const qdt_seg *g) {
+  switch (g->KH) {
+    case 1: qdt_seg_run(ib, xch, nch, pb, g, 1); break;
+    case 2: qdt_seg_run(ib, xch, nch, pb, g, 2); break;
+    case 3: qdt_seg_run(ib, xch, nch, pb, g, 3); break;
+    default: qdt_seg_run(ib, xch, nch, pb, g, 4); break;
   }
 }
 
 /* The block's input rows r0 .. r0 + Hp - 1 of the padded image (padding: -in_off), L pixels of 16 bytes a row
- * (the live channels; the others' bytes are 0 and never used) */
-__attribute__((noinline)) static void qdt_pad(const qconv *c, const int8_t *xn, int8_t *buf, int32_t r0, int32_t Hp,
-                                              int32_t L, mve_pred16_t pc, int8x16_t vpad) {
+ * (the live channels; the others' bytes are 0 and never used); split: the even rows, then the odd ones */
+__attribute__((noinline)) static void qdt_pad(const qconv *c, const int8_t *xn, int8_t *const buf0, int32_t r0,
+                                              int32_t Hp, int32_t L, bool split, mve_pred16_t pc, int8x16_t vpad) {
+  const ptrdiff_t row = (ptrdiff_t)L * 16, odd = row * ((Hp + 1) / 2);
   const int32_t ph = c->ph, H = c->x.h;
   const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw;
   const int32_t lp = c->pw < L ? c->pw : L, cols = c->x.w < L - lp ? c->x.w : L - lp, rp = L - lp - cols;
   for (int32_t i = 0; i < Hp; i++) {
     const int32_t ih = r0 + i - ph;
+    int8_t *buf = split ? buf0 + ((i & 1) ? odd : 0) + (i >> 1) * row : buf0 + i * row;
     if (ih < 0 || ih >= H) {
       for (int32_t j = 0; j < L; j++, buf += 16) vst1q_s8(buf, vpad);
       continue;
@@ -270,6 +277,12 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const uint32_t io = (uint32_t)c->in_off;
   const ptrdiff_t ysh = c->y.sh, ysw = c->y.sw;
+  /* the segments' rows: see qdt_seg_run */
+  const bool split = sh == 2 && dh == 1;
+  qdt_seg sg;
+  sg.L = L; sg.KH = KH; sg.flat = sh == 1 || split;
+  sg.r1 = (ptrdiff_t)dh * L * 16; sg.r2 = 2 * sg.r1; sg.r3 = 3 * sg.r1; sg.pstep = (ptrdiff_t)sh * L * 16;
+  if (split) sg.r2 = (ptrdiff_t)L * 16;
   int8_t wpk[16 * 16] __attribute__((aligned(16)));
   int8_t wv[16 * 16] __attribute__((aligned(16)));
   int32_t prm[16 * 4] __attribute__((aligned(16)));
@@ -296,7 +309,10 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
     for (int32_t n = 0; n < c->y.n; n++)
       for (int32_t oh0 = 0; oh0 < OH; oh0 += nb) {
         const int32_t rows = OH - oh0 < nb ? OH - oh0 : nb;
-        qdt_pad(c, x + n * c->x.sn + c0, pbuf, oh0 * sh, rows * sh + (KH - 1) * dh + 1, L, pc, vpad);
+        const int32_t Hp = rows * sh + (KH - 1) * dh + 1;
+        qdt_pad(c, x + n * c->x.sn + c0, pbuf, oh0 * sh, Hp, L, split, pc, vpad);
+        sg.ns = rows + (spill ? 1 : 0);
+        if (split) { sg.r1 = 16 * (ptrdiff_t)L * ((Hp + 1) / 2); sg.r3 = sg.r1 + sg.r2; }
         blk.passes = rows * P / 8;
         blk.tail = 0;
         if (rows * P % 8 > 4) blk.passes++;
@@ -304,7 +320,7 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
         blk.x = ib;
         for (int32_t g0 = 0; g0 < live; g0 += G) {
           const int32_t g = live - g0 < G ? live - g0 : G;
-          qdt_segments(ib, xch, g, pbuf + g0, rows + (spill ? 1 : 0), L, sh, dh, KH);
+          qdt_segments(ib, xch, g, pbuf + g0, &sg);
           blk.nch = g; blk.prm = prm + 4 * g0; blk.w = wv + 16 * g0; blk.y = ob + g0;
           run(&blk);
         }
