@@ -1,5 +1,5 @@
 """cortex_m:: int8 kernels on the shapes real networks have (the Helium GEMM conv, depthwise with
-channels on the vector lanes, pools and elementwise ops), bit for bit against executorch's Python
+channels or taps on the vector lanes, pools and elementwise ops), bit for bit against executorch's Python
 reference ops (etdeploy.oracle.run_cortex_m_reference).
 
 Each case is one module with several layers (one export each, cached under .cache/kernels_cm keyed by
