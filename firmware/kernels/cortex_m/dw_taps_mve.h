@@ -238,8 +238,6 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
       c->in_off > 128 || c->out_off < -255 || c->out_off > 255 || c->amin < -128 || c->amax > 127 ||
       c->amin > c->amax || OH < 1 || OW < 1 || W < 1)
     return false;
-  for (int32_t oc = 0; oc < O; oc++)
-    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
   /* L: see above. R = the last padded column a real pixel reads */
   const int32_t R = sw * (OW - 1) + KW - 1;
   int32_t L = sw * OW;
@@ -249,6 +247,8 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
   /* tiny images: the per-channel setup and the extra pixels dominate; the channels-on-lanes path is faster there
    * (measured on MobileNets' 3x3 outputs: 2.0-2.3 instructions/MAC there, 2.4-2.9 here; 6x6: 1.35 there, 1.23 here) */
   if ((int64_t)OH * P < QDT_MIN_PIXELS) return false;
+  for (int32_t oc = 0; oc < O; oc++)
+    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
   /* G channels' segments at a time: the fewest bands (each pads KH - 1 rows more and may build one segment more
    * per channel), then the most channels a call; bands of equal height, as many rows as the scratch holds */
   int32_t G = 1, nb = 0, bands = 0;
