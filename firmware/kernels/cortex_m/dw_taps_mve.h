@@ -7,7 +7,8 @@
  * networks), kernels up to 4x4, column stride 1 or 2, unit column dilation, any channel count and padding.
  * Per block of 16 channels and band of output rows, all in one scratch buffer (QDT_SCRATCH bytes):
  *  1. the block's input rows padded with -in_off (padded taps then add nothing: the input offset is folded
- *     into the per-channel constant), L columns of 16 bytes a row (qdt_pad);
+ *     into the per-channel constant), L columns of 16 bytes a row (qdt_pad; with row stride 2 the even rows,
+ *     then the odd ones, so that step 2 stays one run);
  *  2. per channel, "segments": segment i interleaves (vst4) plane rows i sh + k dh (k = 0..3), columns 0..L-1,
  *     byte 4 j + k; the plane rows are gathered from the padded block (one byte per pixel: lanes 16 bytes
  *     apart). Segments follow one another, so the window of output pixel (i, ow) is the 16 contiguous bytes
@@ -16,14 +17,15 @@
  *     the next segment's first columns (right padding here, left padding there); the P - OW extra pixels of
  *     a segment are computed and thrown away. One stream of pixels per band: no per-row loop overhead, and
  *     narrow images (DS-CNN's 5 columns) fill the 8-pixel passes;
- *  3. the asm loop (qdt_run_*), 8 pixels a pass: a load and a vmladav each, the eight sums moved into two
- *     vectors, the channel's constant bias + in_off sum(w) added, the requantisation (doubling high multiply
+ *  3. the asm loop (qdt_run1c ...: G channels a call, their segments built by one qdt_segments call), 8 pixels
+ *     a pass: a load and a vmladav each, the eight sums moved into two vectors, the channel's constant bias + in_off sum(w) added, the requantisation (doubling high multiply
  *     with the round-half-away correction folded in by vqrdmlah, rounding shift) on the two vectors, the
  *     narrows, the output offset and clamp in int16, one byte scatter store of the 8 pixels;
  *  4. the band's outputs (16 bytes a pixel in the scratch) copied to the tensor, the extra pixels skipped.
- * About 37 instructions per 8 pixels x 9 MACs (3x3) in the loop. */
+ * 36 instructions per 8 pixels x 9 MACs (3x3) in the loop, a 4-pixel last pass. Tiny images (3x3 outputs) are
+ * left to the channels-on-lanes path (QDT_MIN_PIXELS). */
 #define QDT_MIN_PIXELS 24   /* computed pixels per channel (OH x P) below which the lanes path is taken */
-#define QDT_SCRATCH 12288   /* the one scratch buffer: padded block band, a channel's segments, band outputs */
+#define QDT_SCRATCH 12288   /* the one scratch buffer: padded block band, G channels' segments, band outputs */
 
 typedef struct {
   const int8_t *x;     /*  0: channel 0's first window; channel k's are k * xch further */
