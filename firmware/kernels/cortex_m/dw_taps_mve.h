@@ -18,9 +18,10 @@
  *     a segment are computed and thrown away. One stream of pixels per band: no per-row loop overhead, and
  *     narrow images (DS-CNN's 5 columns) fill the 8-pixel passes;
  *  3. the asm loop (qdt_run1c ...: G channels a call, their segments built by one qdt_segments call), 8 pixels
- *     a pass: a load and a vmladav each, the eight sums moved into two vectors, the channel's constant bias + in_off sum(w) added, the requantisation (doubling high multiply
- *     with the round-half-away correction folded in by vqrdmlah, rounding shift) on the two vectors, the
- *     narrows, the output offset and clamp in int16, one byte scatter store of the 8 pixels;
+ *     a pass: a load and a vmladav each, the eight sums moved into two vectors, the channel's constant
+ *     bias + in_off sum(w) added, the requantisation (doubling high multiply with the round-half-away
+ *     correction folded in by vqrdmlah, rounding shift) on the two vectors, the narrows, the output offset
+ *     and clamp in int16, one byte scatter store of the 8 pixels;
  *  4. the band's outputs (16 bytes a pixel in the scratch) copied to the tensor, the extra pixels skipped.
  * 36 instructions per 8 pixels x 9 MACs (3x3) in the loop, a 4-pixel last pass. Tiny images (3x3 outputs) are
  * left to the channels-on-lanes path (QDT_MIN_PIXELS). */
@@ -213,13 +214,16 @@ __attribute__((noinline)) static void qdt_pad(const qconv *c, const int8_t *xn, 
 
 /* the scratch of a band of nb output rows: the padded block rows, 16 channels' segments (xch bytes each) and the
  * outputs; slack past the end for the last chunk's writes and the extra pixels' reads */
-static int64_t qdt_xch(int32_t nb, int32_t L, bool spill) { return (4 * (int64_t)L * (nb + (spill ? 1 : 0)) + 15) & ~(int64_t)15; }
+static int64_t qdt_xch(int32_t nb, int32_t L, bool spill) {
+  return (4 * (int64_t)L * (nb + (spill ? 1 : 0)) + 15) & ~(int64_t)15;
+}
 static int64_t qdt_pbytes(int32_t nb, int32_t L, int32_t sh, int32_t KH, int32_t dh) {
   return 16 * (int64_t)L * ((int64_t)nb * sh + (int64_t)(KH - 1) * dh + 1) + 256;
 }
 static int64_t qdt_bytes(int32_t nb, int32_t G, int32_t L, int32_t P, int32_t sh, int32_t sw, int32_t KH, int32_t dh,
                          bool spill) {
-  return qdt_pbytes(nb, L, sh, KH, dh) + G * qdt_xch(nb, L, spill) + 64 + 32 * sw + 16 + 128 * (((int64_t)nb * P + 7) / 8);
+  return qdt_pbytes(nb, L, sh, KH, dh) + G * qdt_xch(nb, L, spill) + 64 + 32 * sw + 16 +
+         128 * (((int64_t)nb * P + 7) / 8);
 }
 /* the tallest band for G channels' segments at a time (0: none fits) */
 static int32_t qdt_rows(int32_t OH, int32_t G, int32_t L, int32_t P, int32_t sh, int32_t sw, int32_t KH, int32_t dh,
