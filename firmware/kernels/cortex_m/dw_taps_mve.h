@@ -40,9 +40,13 @@ typedef struct {
   uint16x8_t offs;     /* 32: store offsets: lane 2 i = pixel i, lane 2 i + 1 = pixel 4 + i (the narrows' order) */
   int16x8_t lo, hi;    /* 48, 64: the activation range */
   int32_t tail;        /* 80: then a 4-pixel pass (0 / 1) */
+  int32_t passes16;    /* 84: 16-pixel passes first (the int8-range variants) */
+  int32_t unused[2];   /* 88 */
+  uint8x16_t offs16;   /* 96: their store offsets: byte b = pixel (b >> 2) + 4 ((b >> 1) & 1) + 8 (b & 1) */
 } qdt_blk;
 _Static_assert(offsetof(qdt_blk, prm) == 24 && offsetof(qdt_blk, w) == 28 && offsetof(qdt_blk, offs) == 32 &&
-               offsetof(qdt_blk, hi) == 64 && offsetof(qdt_blk, tail) == 80, "qdt_run offsets");
+               offsetof(qdt_blk, hi) == 64 && offsetof(qdt_blk, tail) == 80 &&
+               offsetof(qdt_blk, passes16) == 84 && offsetof(qdt_blk, offs16) == 96, "qdt_run offsets");
 
 #ifdef __OPTIMIZE__  /* r7 is the frame pointer at -O0 */
 #define QDT_ASM 1
@@ -92,11 +96,43 @@ _Static_assert(offsetof(qdt_blk, prm) == 24 && offsetof(qdt_blk, w) == 28 && off
   "vmsr p0, r0\n\t"                                                                                     \
   "vpst\n\t"                                                                                            \
   "vstrbt.16 q4, [r3, q5]\n\t"
+/* sixteen pixels (int8 range only: q6 holds the byte store offsets, q5 is reloaded after): four vectors, each
+ * requantised through q7 and narrowed into q2 / q3, then into bytes */
+#define QDT_REQ16(acc, dst, half)                                                                       \
+  "vshr.s32 q7, " acc ", #31\n\t"                                                                        \
+  "vqrdmlah.s32 q7, " acc ", r5\n\t"                                                                     \
+  "vrshl.s32 q7, r7\n\t"                                                                                \
+  "vqmovn" half ".s32 " dst ", q7\n\t"
+#define QDT_BODY16(S)                                                                                   \
+  QDT_FOUR(S, "q2")                                                                                     \
+  QDT_FOUR(S, "q3")                                                                                     \
+  QDT_FOUR(S, "q4")                                                                                     \
+  QDT_FOUR(S, "q5")                                                                                     \
+  "vadd.i32 q2, q2, r8\n\t"                                                                             \
+  "vadd.i32 q3, q3, r8\n\t"                                                                             \
+  "vadd.i32 q4, q4, r8\n\t"                                                                             \
+  "vadd.i32 q5, q5, r8\n\t"                                                                             \
+  QDT_REQ16("q2", "q2", "b")                                                                            \
+  QDT_REQ16("q3", "q2", "t")                                                                            \
+  QDT_REQ16("q4", "q3", "b")                                                                            \
+  QDT_REQ16("q5", "q3", "t")                                                                            \
+  "vqadd.s16 q2, q2, r9\n\t"                                                                            \
+  "vqadd.s16 q3, q3, r9\n\t"                                                                            \
+  "vqmovnb.s16 q4, q2\n\t"                                                                              \
+  "vqmovnt.s16 q4, q3\n\t"                                                                              \
+  "vstrb.8 q4, [r3, q6]\n\t"                                                                            \
+  "add r3, r3, #256\n\t"
+#define QDT_LOOP16(S)                                                                                   \
+  "ldr lr, [%[b], #84]\n\t"                                                                             \
+  "wls lr, lr, 5f\n"                                                                                     \
+  "6:\n\t" QDT_BODY16(S) "le lr, 6b\n"                                                                   \
+  "5:\n\t"                                                                                              \
+  "vldrw.u32 q5, [%[b], #32]\n\t"
 #define QDT_CLAMP "vmax.s16 q4, q4, q6\n\tvmin.s16 q4, q4, q7\n\t"
 #define QDT_SAT "vqmovnb.s16 q4, q4\n\t"
 /* every channel of the block: its constants (ldm), weights, then the passes; r10 = the constants, r11 = the
  * weights; blk->nch counts the channels down */
-#define QDT_RUN(name, S, clamp)                                                                         \
+#define QDT_RUN(name, S, clamp, loop16, init)                                                           \
   __attribute__((noinline)) static void name(qdt_blk *blk) {                                      \
     __asm__ volatile(                                                                                   \
         "ldr r9, [%[b], #20]\n\t"                                                                       \
@@ -104,11 +140,13 @@ _Static_assert(offsetof(qdt_blk, prm) == 24 && offsetof(qdt_blk, w) == 28 && off
         "vldrw.u32 q5, [%[b], #32]\n\t"                                                                 \
         "vldrw.u32 q6, [%[b], #48]\n\t"                                                                 \
         "vldrw.u32 q7, [%[b], #64]\n\t"                                                                 \
+        init                                                                                            \
         "ldrd r1, r3, [%[b]]\n"                                                                         \
         "1:\n\t"                                                                                        \
         "ldm r10!, {r5, r7, r8, lr}\n\t"                                                                \
         "vldrw.u32 q0, [r11], #16\n\t"                                                                  \
         "push {r1, r3}\n\t"                                                                             \
+        loop16                                                                                          \
         "ldr lr, [%[b], #8]\n\t"                                                                        \
         "wls lr, lr, 3f\n"                                                                              \
         "2:\n\t" QDT_BODY(S, clamp) "le lr, 2b\n"                                                        \
@@ -130,14 +168,17 @@ _Static_assert(offsetof(qdt_blk, prm) == 24 && offsetof(qdt_blk, w) == 28 && off
           "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
           "cc");                                                                                        \
   }
-QDT_RUN(qdt_run1c, 4, QDT_CLAMP)
-QDT_RUN(qdt_run1s, 4, QDT_SAT)
-QDT_RUN(qdt_run2c, 8, QDT_CLAMP)
-QDT_RUN(qdt_run2s, 8, QDT_SAT)
+QDT_RUN(qdt_run1c, 4, QDT_CLAMP, "", "")
+QDT_RUN(qdt_run1s, 4, QDT_SAT, QDT_LOOP16(4), "vldrw.u32 q6, [%[b], #96]\n\t")
+QDT_RUN(qdt_run2c, 8, QDT_CLAMP, "", "")
+QDT_RUN(qdt_run2s, 8, QDT_SAT, QDT_LOOP16(8), "vldrw.u32 q6, [%[b], #96]\n\t")
 #undef QDT_RUN
 #undef QDT_SAT
 #undef QDT_CLAMP
 #undef QDT_BODY
+#undef QDT_BODY16
+#undef QDT_REQ16
+#undef QDT_LOOP16
 #undef QDT_TAIL
 #undef QDT_FOUR
 #else
@@ -279,6 +320,9 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
     uint16_t offs[8];
     for (int32_t i = 0; i < 4; i++) { offs[2 * i] = (uint16_t)(16 * i); offs[2 * i + 1] = (uint16_t)(16 * (4 + i)); }
     blk.offs = vld1q_u16(offs);
+    uint8_t o16[16];
+    for (int32_t b = 0; b < 16; b++) o16[b] = (uint8_t)(16 * ((b >> 2) + 4 * ((b >> 1) & 1) + 8 * (b & 1)));
+    blk.offs16 = vld1q_u8(o16);
   }
   blk.oo = c->out_off; blk.xch = (int32_t)xch;
   blk.lo = vdupq_n_s16((int16_t)c->amin); blk.hi = vdupq_n_s16((int16_t)c->amax);
@@ -323,10 +367,13 @@ __attribute__((noinline)) static bool qdw_taps(const qconv *c, const int8_t *x, 
         qdt_pad(c, x + n * c->x.sn + c0, pbuf, oh0 * sh, Hp, L, split, pc, vpad);
         sg.ns = rows + (spill ? 1 : 0);
         if (split) { sg.r1 = 16 * (ptrdiff_t)L * ((Hp + 1) / 2); sg.r3 = sg.r1 + sg.r2; }
-        blk.passes = rows * P / 8;
+        /* 16-pixel passes (int8 range), then 8, then 4 */
+        blk.passes16 = sat8 ? rows * P / 16 : 0;
+        const int32_t rest = rows * P - 16 * blk.passes16;
+        blk.passes = rest / 8;
         blk.tail = 0;
-        if (rows * P % 8 > 4) blk.passes++;
-        else if (rows * P % 8) blk.tail = 1;
+        if (rest % 8 > 4) blk.passes++;
+        else if (rest % 8) blk.tail = 1;
         blk.x = ib;
         for (int32_t g0 = 0; g0 < live; g0 += G) {
           const int32_t g = live - g0 < G ? live - g0 : G;
