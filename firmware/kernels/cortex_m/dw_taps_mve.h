@@ -23,8 +23,8 @@
  *     correction folded in by vqrdmlah, rounding shift) on the two vectors, the narrows, the output offset
  *     and clamp in int16, one byte scatter store of the 8 pixels;
  *  4. the band's outputs (16 bytes a pixel in the scratch) copied to the tensor, the extra pixels skipped.
- * 36 instructions per 8 pixels x 9 MACs (3x3) in the loop, a 4-pixel last pass. Tiny images (3x3 outputs) are
- * left to the channels-on-lanes path (QDT_MIN_PIXELS). */
+ * 36 instructions per 8 pixels x 9 MACs (3x3) in the loop (67 per 16 without a clamp), a 4-pixel last pass.
+ * Tiny images (3x3 outputs) are left to the channels-on-lanes path (QDT_MIN_PIXELS). */
 #define QDT_MIN_PIXELS 24   /* computed pixels per channel (OH x P) below which the lanes path is taken */
 #define QDT_SCRATCH 12288   /* the one scratch buffer: padded block band, G channels' segments, band outputs */
 
