@@ -1,5 +1,5 @@
 """cortex_m:: int8 kernels on the shapes real networks have (the Helium GEMM conv, depthwise with
-channels on the vector lanes, pools and elementwise ops), bit for bit against executorch's Python
+channels or taps on the vector lanes, pools and elementwise ops), bit for bit against executorch's Python
 reference ops (etdeploy.oracle.run_cortex_m_reference).
 
 Each case is one module with several layers (one export each, cached under .cache/kernels_cm keyed by
@@ -109,6 +109,27 @@ class M(nn.Module):
     def forward(self, x, z, u):
         return F.relu(self.a(x)), self.b(z), self.c(u)
 """, [(2, 40), (1, 128), (3, 8)]),
+    # depthwise, depth multiplier 1, kernels up to 4x4 (the taps-on-lanes path): 8 channels with relu6,
+    # stride 2 on even and odd sizes with and without padding, a DS-CNN-like 25x5 image (narrow rows),
+    # padding 2 on a 3x3, 4x4 / 2x2 / 1x3 kernels, a row-only stride, a 60-column image (bands of rows)
+    "cm_dw_taps": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.b = nn.Conv2d(24, 24, 3, stride=2, padding=1, groups=24)
+        self.c = nn.Conv2d(20, 20, 3, padding=1, groups=20)
+        self.d = nn.Conv2d(20, 20, 3, padding=2, groups=20)
+        self.e = nn.Conv2d(8, 8, 4, stride=2, padding=1, groups=8)
+        self.f = nn.Conv2d(8, 8, (1, 3), padding=(0, 1), groups=8)
+        self.g = nn.Conv2d(8, 8, 2, stride=2, groups=8)
+        self.h = nn.Conv2d(24, 24, 3, stride=2, groups=24)
+        self.i = nn.Conv2d(17, 17, 3, padding=1, groups=17)
+        self.j = nn.Conv2d(8, 8, 3, stride=(2, 1), padding=1, groups=8)
+    def forward(self, x, y, z, w):
+        return (F.hardtanh(self.a(x), 0.0, 6.0), self.b(y), F.relu(self.c(z)), self.d(z), self.e(x), self.f(x),
+                self.g(x), self.h(y), self.i(w), self.j(x))
+""", [(1, 8, 11, 13), (1, 24, 12, 10), (1, 20, 25, 5), (1, 17, 4, 60)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""
@@ -139,6 +160,7 @@ EXPECTED_OPS = {
     "cm_linear": {"cortex_m::quantized_linear.out"},
     "cm_gemm_tile": {"cortex_m::quantized_conv2d.out", "cortex_m::quantized_add.out"},
     "cm_dw_lanes": {"cortex_m::quantized_depthwise_conv2d.out"},
+    "cm_dw_taps": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_pool_ew": {"cortex_m::quantized_avg_pool2d.out", "cortex_m::quantized_max_pool2d.out",
                    "cortex_m::quantized_add.out", "cortex_m::quantized_mul.out"},
 }
