@@ -1,5 +1,8 @@
 /* cortex_m:: int8 linear (fully connected) and batch matmul. */
 #include "cm_util.h"
+#ifdef CM_DSP
+#include "dsp_gemm.h"
+#endif
 
 /* ---------------------------------------------------------------- linear */
 
@@ -127,6 +130,13 @@ static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y) {
   }
 #elif defined(CM_DSP)
   if (f_off == 0 && K > 0) {
+    /* sum (x + io) w + bias with the offset added to the widened input, or x.w + kernel_sum */
+    const cm_dsp_mm gm = {wd, kd ? kd : bd, &mult, &shift, N, K, kd ? 0 : in_off, out_off, amin, amax, false};
+    if (cm_dsp_mm_ok(&gm, M == 1 ? 2 * CM_DSP_KMAX : CM_DSP_KMAX)) {
+      cm_dsp_scratch s;
+      cm_dsp_mm_run(&gm, &s, x, K, M, y, N, 1);
+      return;
+    }
     /* sum (x + io) w = x.w + io sum(w) (+ bias), or x.w + kernel_sum when the program gives one */
     const cm_dsp_gemm_args g = {wd, kd ? NULL : bd, kd, &mult, &shift, N, K, in_off, out_off, amin, amax, false};
     cm_dsp_gemm(&g, x, K, M, y, N, 1);
