@@ -99,12 +99,12 @@ static void cm_dsp_im2col8(const qconv *c, const int8_t *xn, int32_t oh, int32_t
   }
 }
 
-/* n groups of 4 int8 at src, widened (offset added) into column slot b (every 4th word, e then o) */
+/* n groups of 4 int8 at src, widened (2 (x + io)) into column slot b (every 4th word, e then o) */
 static inline void cm_dsp_widen_run(const int8_t *src, int32_t n, uint32_t io2, uint32_t *b) {
   for (; n > 0; n--, src += 4, b += 4) {
     const uint32_t a = cm_ld32(src);
-    b[0] = (uint32_t)__sadd16(__sxtb16(a), (int16x2_t)io2);
-    b[2] = (uint32_t)__sadd16(cm_sxtb16_r8(a), (int16x2_t)io2);
+    b[0] = cm_dsp_w2(__sxtb16(a), io2);
+    b[2] = cm_dsp_w2(cm_sxtb16_r8(a), io2);
   }
 }
 static inline void cm_dsp_zero_run(int32_t n, uint32_t *b) {

@@ -2,13 +2,14 @@
  * KxK convolutions (dsp_conv.h) and linears (linear.c), with the input side widened once.
  *
  * Columns (output pixels, or a linear's input rows) are widened to int16 with the input offset added
- * (so no weight sums are needed and padded taps are plain zeros) into a stack buffer, two columns
+ * and doubled, 2 (x + io) (so no weight sums are needed, padded taps are plain zeros, and the
+ * accumulator is 2 acc, what SMMULR takes), into a stack buffer, two columns
  * interleaved per 4 k: (x0 k0|k2, x1 k0|k2, x0 k1|k3, x1 k1|k3). Weight words are widened in registers
  * by SXTB16 / SXTB16 ROR 8, which pairs them with those halves. A pass is 2 output channels x 2 columns
  * (cm_dsp_cols2: per 4 k 2 LDRD + 2 LDR + 4 SXTB16 + 8 SMLAD, the loop unrolled to 8 k) or, for one
  * column, 4 channels (cm_dsp_gemv: LDRD + 4 x (LDR, 2 SXTB16, 2 SMLAD)).
- * Requantisation per channel is set up once per call in a table (cm_dsp_ch): about 8 instructions an
- * output. Last rows and pairs overlap the previous ones (odd N or M: a row computed twice, stored
+ * Requantisation per channel is set up once per call in a table (cm_dsp_ch): 6 instructions an
+ * output with the store. Last rows and pairs overlap the previous ones (odd N or M: a row computed twice, stored
  * twice with the same value), so every pass is whole; a row whose K is not a multiple of 4 reads its
  * last word from the next row (times a zero column), and the very last row from a padded copy. */
 #ifndef ET_CORTEX_M_DSP_GEMM_H
@@ -19,8 +20,8 @@
 #define CM_DSP_KCOL 256   /* k of the int8 im2col rows (dsp_conv.h, channels not a multiple of 4) */
 #define CM_DSP_NB 64      /* channels of a requantisation table block (1 KB) */
 
-/* one output channel: accumulator start (bias, or kernel sum), multiplier, the rounding constant with the
- * output offset folded in (2^rs + (out_off - amin) << (rs + 1)) and rs + 1 */
+/* one output channel: accumulator start (2 x (bias, or kernel sum)), multiplier, the rounding constant
+ * with the output offset folded in (2^rs + out_off << (rs + 1)) and rs + 1 */
 typedef struct {
   int32_t init, mult, add, rs1;
 } cm_dsp_ch;
@@ -49,8 +50,7 @@ typedef struct {
 static bool cm_dsp_mm_ok(const cm_dsp_mm *g, int32_t kmax) {
   if (g->K <= 0 || g->K > kmax || g->N <= 0 || g->io < -255 || g->io > 255) return false;
   if (g->amin < -128 || g->amax > 127 || g->amin > g->amax) return false;
-  const int32_t d = g->out_off - g->amin;
-  if (d < -255 || d > 255) return false;
+  if (g->out_off < -255 || g->out_off > 255) return false;
   const int32_t nq = g->per_channel ? g->N : 1;
   for (int32_t n = 0; n < nq; n++)
     if (g->shift[n] > 0 || g->shift[n] < -21) return false;
@@ -62,27 +62,37 @@ static bool cm_dsp_mm_ok(const cm_dsp_mm *g, int32_t kmax) {
 
 /* the table of channels [n0, n0 + nn) */
 static void cm_dsp_tab(const cm_dsp_mm *g, int32_t n0, int32_t nn, cm_dsp_ch *t) {
-  const int32_t d = g->out_off - g->amin;
+  const int32_t d = g->out_off;
   for (int32_t i = 0; i < nn; i++) {
     const int32_t n = n0 + i, q = g->per_channel ? n : 0, rs = -g->shift[q];
-    t[i].init = g->init ? g->init[n] : 0;
+    t[i].init = g->init ? 2 * g->init[n] : 0;
     t[i].mult = g->mult[q];
     t[i].rs1 = rs + 1;
     t[i].add = (int32_t)((1u << rs) + ((uint32_t)d << (rs + 1)));
   }
 }
 
-/* requantised output of one accumulator (|acc| < 2^29): SMMULR(2 acc, m) is (acc m + 2^30) >> 31; the
- * rounding shift (half away from zero) is (2r + 2^rs + (r < 0 ? -1 : 0)) >> (rs + 1); USAT clamps to
- * [0, 255] past amin (full: amax - amin = 255), else to hi = amax - amin too. */
-__attribute__((always_inline)) static inline int8_t cm_dsp_rqt(int32_t acc, const cm_dsp_ch *c, int32_t amin,
-                                                               int32_t hi, bool full) {
+/* requantised output of one doubled accumulator a2 = 2 acc (|acc| < 2^29): SMMULR(a2, m) is
+ * (acc m + 2^30) >> 31; the rounding shift (half away from zero) is (2r + 2^rs + (r < 0 ? -1 : 0)) >> (rs + 1),
+ * with the output offset in the constant; SSAT clamps to int8, and to [amin, amax] unless full
+ * (amin = -128, amax = 127). */
+__attribute__((always_inline)) static inline int32_t cm_dsp_rqv(int32_t a2, int32_t mult, int32_t add, int32_t rs1,
+                                                                int32_t amin, int32_t amax, bool full) {
   int32_t r;
-  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"((int32_t)((uint32_t)acc << 1)), "r"(c->mult));
-  int32_t t = (int32_t)((uint32_t)r << 1) + c->add + (r >> 31);
-  t = (int32_t)__usat(t >> c->rs1, 8);
-  if (!full && t > hi) t = hi;
-  return (int8_t)(t + amin);
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a2), "r"(mult));
+  int32_t t = __ssat(((int32_t)((uint32_t)r << 1) + add + (r >> 31)) >> rs1, 8);
+  if (!full) t = t < amin ? amin : t > amax ? amax : t;
+  return t;
+}
+__attribute__((always_inline)) static inline int8_t cm_dsp_rqt(int32_t a2, const cm_dsp_ch *c, int32_t amin,
+                                                               int32_t amax, bool full) {
+  return (int8_t)cm_dsp_rqv(a2, c->mult, c->add, c->rs1, amin, amax, full);
+}
+
+/* 2 (v + io) of a pair of widened int16 (io2: io in both halves) */
+static inline uint32_t cm_dsp_w2(int16x2_t v, uint32_t io2) {
+  const int16x2_t s = __sadd16(v, (int16x2_t)io2);
+  return (uint32_t)__sadd16(s, s);
 }
 
 /* (x0 e, x1 e, x0 o, x1 o) words of two columns of K int8, offset io2 (io in both halves) added;
@@ -90,17 +100,17 @@ __attribute__((always_inline)) static inline int8_t cm_dsp_rqt(int32_t acc, cons
 static void cm_dsp_widen2(const int8_t *x0, const int8_t *x1, int32_t K, uint32_t io2, uint32_t *buf) {
   for (int32_t i = K >> 2; i > 0; i--, x0 += 4, x1 += 4, buf += 4) {
     const uint32_t a = cm_ld32(x0), b = cm_ld32(x1);
-    buf[0] = (uint32_t)__sadd16(__sxtb16(a), (int16x2_t)io2);
-    buf[1] = (uint32_t)__sadd16(__sxtb16(b), (int16x2_t)io2);
-    buf[2] = (uint32_t)__sadd16(cm_sxtb16_r8(a), (int16x2_t)io2);
-    buf[3] = (uint32_t)__sadd16(cm_sxtb16_r8(b), (int16x2_t)io2);
+    buf[0] = cm_dsp_w2(__sxtb16(a), io2);
+    buf[1] = cm_dsp_w2(__sxtb16(b), io2);
+    buf[2] = cm_dsp_w2(cm_sxtb16_r8(a), io2);
+    buf[3] = cm_dsp_w2(cm_sxtb16_r8(b), io2);
   }
   if (K & 3) {
     const int32_t io = (int16_t)io2;
     uint32_t h[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
     for (int32_t j = 0; j < (K & 3); j++) {
-      h[0][j] = (uint16_t)(x0[j] + io);
-      h[1][j] = (uint16_t)(x1[j] + io);
+      h[0][j] = (uint16_t)(2 * (x0[j] + io));
+      h[1][j] = (uint16_t)(2 * (x1[j] + io));
     }
     buf[0] = h[0][0] | h[0][2] << 16; buf[1] = h[1][0] | h[1][2] << 16;
     buf[2] = h[0][1] | h[0][3] << 16; buf[3] = h[1][1] | h[1][3] << 16;
@@ -111,13 +121,13 @@ static void cm_dsp_widen2(const int8_t *x0, const int8_t *x1, int32_t K, uint32_
 static void cm_dsp_widen1(const int8_t *x, int32_t K, uint32_t io2, uint32_t *buf) {
   for (int32_t i = K >> 2; i > 0; i--, x += 4, buf += 2) {
     const uint32_t a = cm_ld32(x);
-    buf[0] = (uint32_t)__sadd16(__sxtb16(a), (int16x2_t)io2);
-    buf[1] = (uint32_t)__sadd16(cm_sxtb16_r8(a), (int16x2_t)io2);
+    buf[0] = cm_dsp_w2(__sxtb16(a), io2);
+    buf[1] = cm_dsp_w2(cm_sxtb16_r8(a), io2);
   }
   if (K & 3) {
     const int32_t io = (int16_t)io2;
     uint32_t h[4] = {0, 0, 0, 0};
-    for (int32_t j = 0; j < (K & 3); j++) h[j] = (uint16_t)(x[j] + io);
+    for (int32_t j = 0; j < (K & 3); j++) h[j] = (uint16_t)(2 * (x[j] + io));
     buf[0] = h[0] | h[2] << 16;
     buf[1] = h[1] | h[3] << 16;
   }
@@ -218,36 +228,48 @@ __attribute__((always_inline)) static inline void cm_dsp_k4x1(const uint32_t *xb
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
 }
 
+/* one 2x2 pass: channels t0 / t1 (weight rows w0 / w1) of the two columns, outputs at ya / yb + o0 / o1 */
+__attribute__((always_inline)) static inline void cm_dsp_pass2(const uint32_t *xb, int32_t k4, const int8_t *w0,
+                                                               const int8_t *w1, const cm_dsp_ch *t0,
+                                                               const cm_dsp_ch *t1, int8_t *ya, int8_t *yb,
+                                                               ptrdiff_t o0, ptrdiff_t o1, int32_t amin, int32_t amax,
+                                                               bool full) {
+  int32_t acc[4] = {t0->init, t0->init, t1->init, t1->init};
+  cm_dsp_k2x2(xb, w0, w1, k4, acc);
+  /* every table value loaded before the byte stores (which could alias it) */
+  const int32_t m0 = t0->mult, c0 = t0->add, s0 = t0->rs1, m1 = t1->mult, c1 = t1->add, s1 = t1->rs1;
+  const int32_t r0 = cm_dsp_rqv(acc[0], m0, c0, s0, amin, amax, full);
+  const int32_t r1 = cm_dsp_rqv(acc[1], m0, c0, s0, amin, amax, full);
+  const int32_t r2 = cm_dsp_rqv(acc[2], m1, c1, s1, amin, amax, full);
+  const int32_t r3 = cm_dsp_rqv(acc[3], m1, c1, s1, amin, amax, full);
+  ya[o0] = (int8_t)r0; yb[o0] = (int8_t)r1; ya[o1] = (int8_t)r2; yb[o1] = (int8_t)r3;
+}
+
 /* Channels [n0, n0 + nn) (nn >= 1; the table t holds them) of two widened columns xb; outputs at
- * ya / yb + (n - n0) * ysn. wl: the last weight row (cm_dsp_last_row), used for row N - 1. */
+ * ya / yb + (n - n0) * ysn. The last pair is (nn - 2, nn - 1) (overlapping the one before when nn is
+ * odd; (0, 0) when nn = 1), and takes wl (cm_dsp_last_row) for row N - 1. */
 __attribute__((always_inline)) static inline void cm_dsp_cols2_body(const cm_dsp_mm *g, const uint32_t *xb,
                                                                     int32_t n0, int32_t nn, const cm_dsp_ch *t,
                                                                     const int8_t *wl, int8_t *ya, int8_t *yb,
                                                                     ptrdiff_t ysn, bool full) {
-  const int32_t K = g->K, k4 = (K + 3) >> 2, amin = g->amin, hi = g->amax - g->amin, last = g->N - 1 - n0;
+  const int32_t K = g->K, k4 = (K + 3) >> 2, amin = g->amin, amax = g->amax;
   const int8_t *w = g->w + (ptrdiff_t)n0 * K;
-  for (int32_t i = 0; i < nn; i += 2) {
-    int32_t j = i + 1;
-    if (j >= nn) {   /* an odd last channel: the pair before it again (or itself twice) */
-      j = i;
-      i = nn > 1 ? i - 1 : i;
-    }
-    const int8_t *w0 = w + (ptrdiff_t)i * K, *w1 = j == last ? wl : w + (ptrdiff_t)j * K;
-    if (i == last) w0 = wl;
-    int32_t acc[4] = {t[i].init, t[i].init, t[j].init, t[j].init};
-    cm_dsp_k2x2(xb, w0, w1, k4, acc);
-    ya[i * ysn] = cm_dsp_rqt(acc[0], &t[i], amin, hi, full);
-    yb[i * ysn] = cm_dsp_rqt(acc[1], &t[i], amin, hi, full);
-    ya[j * ysn] = cm_dsp_rqt(acc[2], &t[j], amin, hi, full);
-    yb[j * ysn] = cm_dsp_rqt(acc[3], &t[j], amin, hi, full);
-    i = j - 1;
-  }
+  const ptrdiff_t K2 = 2 * (ptrdiff_t)K, ys2 = 2 * ysn;
+  const int8_t *wi = w;
+  int8_t *yai = ya, *ybi = yb;
+  const cm_dsp_ch *ti = t;
+  for (int32_t i = nn - 2; i > 0; i -= 2, wi += K2, ti += 2, yai += ys2, ybi += ys2)
+    cm_dsp_pass2(xb, k4, wi, wi + K, ti, ti + 1, yai, ybi, 0, ysn, amin, amax, full);
+  const int32_t i = nn > 1 ? nn - 2 : 0, j = nn - 1;
+  const int8_t *w0 = n0 + i == g->N - 1 ? wl : w + (ptrdiff_t)i * K;
+  const int8_t *w1 = n0 + j == g->N - 1 ? wl : w + (ptrdiff_t)j * K;
+  cm_dsp_pass2(xb, k4, w0, w1, t + i, t + j, ya, yb, i * ysn, j * ysn, amin, amax, full);
 }
 
 CM_UNUSED __attribute__((noinline)) static void cm_dsp_cols2(const cm_dsp_mm *g, const uint32_t *xb, int32_t n0,
                                                              int32_t nn, const cm_dsp_ch *t, const int8_t *wl,
                                                              int8_t *ya, int8_t *yb, ptrdiff_t ysn) {
-  if (g->amax - g->amin == 255)
+  if (g->amin == -128 && g->amax == 127)
     cm_dsp_cols2_body(g, xb, n0, nn, t, wl, ya, yb, ysn, true);
   else
     cm_dsp_cols2_body(g, xb, n0, nn, t, wl, ya, yb, ysn, false);
@@ -257,8 +279,8 @@ CM_UNUSED __attribute__((noinline)) static void cm_dsp_cols2(const cm_dsp_mm *g,
 CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemv(const cm_dsp_mm *g, const uint32_t *xb, int32_t n0,
                                                             int32_t nn, const cm_dsp_ch *t, const int8_t *wl,
                                                             int8_t *y, ptrdiff_t ysn) {
-  const int32_t K = g->K, k4 = (K + 3) >> 2, amin = g->amin, hi = g->amax - g->amin, last = g->N - 1 - n0;
-  const bool full = hi == 255;
+  const int32_t K = g->K, k4 = (K + 3) >> 2, amin = g->amin, amax = g->amax, last = g->N - 1 - n0;
+  const bool full = amin == -128 && amax == 127;
   const int8_t *w = g->w + (ptrdiff_t)n0 * K;
   for (int32_t i = 0; i < nn; i += 4) {
     if (i + 4 > nn) i = nn >= 4 ? nn - 4 : i;
@@ -270,7 +292,7 @@ CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemv(const cm_dsp_mm *g, 
     }
     int32_t acc[4] = {t[r[0]].init, t[r[1]].init, t[r[2]].init, t[r[3]].init};
     cm_dsp_k4x1(xb, wr[0], wr[1], wr[2], wr[3], k4, acc);
-    for (int32_t q = 0; q < 4; q++) y[r[q] * ysn] = cm_dsp_rqt(acc[q], &t[r[q]], amin, hi, full);
+    for (int32_t q = 0; q < 4; q++) y[r[q] * ysn] = cm_dsp_rqt(acc[q], &t[r[q]], amin, amax, full);
   }
 }
 
