@@ -64,20 +64,24 @@ __attribute__((noinline)) static bool cm_dsp_pw(const qconv *c, const int8_t *x,
   return true;
 }
 
+/* runs of a few bytes: GCC would turn these loops into memcpy / memset calls (tens of instructions
+ * for a 9-byte run) */
+#define CM_DSP_NO_LIBCALL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+
 /* n bytes (unaligned words, then bytes) */
-static inline void cm_dsp_copy(int8_t *d, const int8_t *s, int32_t n) {
+CM_DSP_NO_LIBCALL static inline void cm_dsp_copy(int8_t *d, const int8_t *s, int32_t n) {
   for (; n >= 4; n -= 4, d += 4, s += 4) {
     const uint32_t v = cm_ld32(s);
     memcpy(d, &v, 4);
   }
   for (; n > 0; n--) *d++ = *s++;
 }
-static inline void cm_dsp_fill(int8_t *d, int8_t v, int32_t n) {
+CM_DSP_NO_LIBCALL static inline void cm_dsp_fill(int8_t *d, int8_t v, int32_t n) {
   for (; n > 0; n--) *d++ = v;
 }
 
 /* the taps of output pixel (oh, ow) of image xn as int8, tap-major (OHWI order), padded taps = -in_off */
-static void cm_dsp_im2col8(const qconv *c, const int8_t *xn, int32_t oh, int32_t ow, int8_t *col) {
+CM_DSP_NO_LIBCALL static void cm_dsp_im2col8(const qconv *c, const int8_t *xn, int32_t oh, int32_t ow, int8_t *col) {
   const int32_t C = c->x.c, KH = c->KH, KW = c->KW, run = KW * C, ih0 = oh * c->sh - c->ph, iw0 = ow * c->sw - c->pw;
   const int8_t pad = (int8_t)-c->in_off;
   int32_t kw0, kw1;

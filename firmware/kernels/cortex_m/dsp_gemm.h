@@ -95,6 +95,9 @@ static inline uint32_t cm_dsp_w2(int16x2_t v, uint32_t io2) {
   return (uint32_t)__sadd16(s, s);
 }
 
+/* 2 (v + io) as the low half of a word */
+static inline uint32_t cm_dsp_h2(int8_t v, int32_t io) { return (uint16_t)(2 * (v + io)); }
+
 /* (x0 e, x1 e, x0 o, x1 o) words of two columns of K int8, offset io2 (io in both halves) added;
  * the last group zero-padded */
 static void cm_dsp_widen2(const int8_t *x0, const int8_t *x1, int32_t K, uint32_t io2, uint32_t *buf) {
@@ -105,15 +108,12 @@ static void cm_dsp_widen2(const int8_t *x0, const int8_t *x1, int32_t K, uint32_
     buf[2] = cm_dsp_w2(cm_sxtb16_r8(a), io2);
     buf[3] = cm_dsp_w2(cm_sxtb16_r8(b), io2);
   }
-  if (K & 3) {
-    const int32_t io = (int16_t)io2;
-    uint32_t h[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
-    for (int32_t j = 0; j < (K & 3); j++) {
-      h[0][j] = (uint16_t)(2 * (x0[j] + io));
-      h[1][j] = (uint16_t)(2 * (x1[j] + io));
-    }
-    buf[0] = h[0][0] | h[0][2] << 16; buf[1] = h[1][0] | h[1][2] << 16;
-    buf[2] = h[0][1] | h[0][3] << 16; buf[3] = h[1][1] | h[1][3] << 16;
+  if (K & 3) {   /* 1 to 3 values left: (k0|k2, k1|0) */
+    const int32_t io = (int16_t)io2, r = K & 3;
+    uint32_t e0 = cm_dsp_h2(x0[0], io), e1 = cm_dsp_h2(x1[0], io), o0 = 0, o1 = 0;
+    if (r > 1) { o0 = cm_dsp_h2(x0[1], io); o1 = cm_dsp_h2(x1[1], io); }
+    if (r > 2) { e0 |= cm_dsp_h2(x0[2], io) << 16; e1 |= cm_dsp_h2(x1[2], io) << 16; }
+    buf[0] = e0; buf[1] = e1; buf[2] = o0; buf[3] = o1;
   }
 }
 
@@ -125,11 +125,9 @@ static void cm_dsp_widen1(const int8_t *x, int32_t K, uint32_t io2, uint32_t *bu
     buf[1] = cm_dsp_w2(cm_sxtb16_r8(a), io2);
   }
   if (K & 3) {
-    const int32_t io = (int16_t)io2;
-    uint32_t h[4] = {0, 0, 0, 0};
-    for (int32_t j = 0; j < (K & 3); j++) h[j] = (uint16_t)(2 * (x[j] + io));
-    buf[0] = h[0] | h[2] << 16;
-    buf[1] = h[1] | h[3] << 16;
+    const int32_t io = (int16_t)io2, r = K & 3;
+    buf[0] = cm_dsp_h2(x[0], io) | (r > 2 ? cm_dsp_h2(x[2], io) << 16 : 0u);
+    buf[1] = r > 1 ? cm_dsp_h2(x[1], io) : 0u;
   }
 }
 
