@@ -2,6 +2,7 @@
 #include "cm_gemm.h"
 #ifdef CM_DSP
 #include "dsp_dw.h"
+#include "dsp_conv.h"   /* a one-channel input: the dense conv (cm_dsp_dw_as_conv) */
 #endif
 
 #ifdef CM_MVE
@@ -66,7 +67,7 @@ static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
   if (qdw_as_conv(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
 #elif defined(CM_DSP)
-  if (cm_dsp_dw(c, x, y)) return;
+  if (cm_dsp_dw_as_conv(c, x, y) || cm_dsp_dw(c, x, y)) return;
 #endif
   qdw_portable(c, x, y);
 }

@@ -173,7 +173,22 @@ __attribute__((noinline)) static bool cm_dsp_convk(const qconv *c, const int8_t 
   return true;
 }
 
-__attribute__((noinline)) static bool cm_dsp_conv(const qconv *c, const int8_t *x, int8_t *y) {
+/* A depthwise call on a one-channel input (a first layer: DS-CNN's 10x4 conv is exported so) is a dense
+ * conv with one input channel: its 1HWO weights transposed to OHWI on the stack (wt), then cm_dsp_convk.
+ * false: not this shape. */
+#define CM_DSP_DWT 4096
+CM_UNUSED __attribute__((noinline)) static bool cm_dsp_dw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t O = c->y.c, T = c->KH * c->KW;
+  if (!c->depthwise || c->x.c != 1 || c->x.sw != 1 || O < 1 || T < 1 || O * T > CM_DSP_DWT) return false;
+  int8_t wt[CM_DSP_DWT];
+  for (int32_t o = 0; o < O; o++)
+    for (int32_t t = 0; t < T; t++) wt[o * T + t] = c->w[(ptrdiff_t)t * O + o];
+  qconv d = *c;
+  d.w = wt; d.depthwise = false; d.cpg = 1; d.opg = O;
+  return cm_dsp_convk(&d, x, y);
+}
+
+CM_UNUSED __attribute__((noinline)) static bool cm_dsp_conv(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t C = c->x.c, KH = c->KH, KW = c->KW, O = c->y.c, H = c->x.h, W = c->x.w;
   if (c->depthwise || c->cpg != C || c->x.sc != 1 || c->x.sw != C || C <= 0) return false;
   if (KH == 1 && KW == 1 && c->ph == 0 && c->pw == 0) {
