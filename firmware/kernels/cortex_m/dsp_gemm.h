@@ -273,25 +273,54 @@ CM_UNUSED __attribute__((noinline)) static void cm_dsp_cols2(const cm_dsp_mm *g,
     cm_dsp_cols2_body(g, xb, n0, nn, t, wl, ya, yb, ysn, false);
 }
 
-/* Channels [n0, n0 + nn) of one widened column, 4 a pass (the last pass overlaps the one before) */
-CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemv(const cm_dsp_mm *g, const uint32_t *xb, int32_t n0,
-                                                            int32_t nn, const cm_dsp_ch *t, const int8_t *wl,
+/* channel n's table entry, worked out in place (the one-column pass uses each channel once) */
+__attribute__((always_inline)) static inline cm_dsp_ch cm_dsp_ch_of(const cm_dsp_mm *g, int32_t n) {
+  const int32_t q = g->per_channel ? n : 0, rs = -g->shift[q];
+  const cm_dsp_ch c = {g->init ? 2 * g->init[n] : 0, g->mult[q],
+                       (int32_t)((1u << rs) + ((uint32_t)g->out_off << (rs + 1))), rs + 1};
+  return c;
+}
+
+/* one pass of the one-column GEMM: rows n0..n3 (weights w0..w3) */
+__attribute__((always_inline)) static inline void cm_dsp_pass4(const cm_dsp_mm *g, const uint32_t *xb, int32_t k4,
+                                                               const int8_t *w0, const int8_t *w1, const int8_t *w2,
+                                                               const int8_t *w3, int32_t n0, int32_t n1, int32_t n2,
+                                                               int32_t n3, int8_t *y, ptrdiff_t ysn, bool full) {
+  int32_t acc[4] = {g->init ? 2 * g->init[n0] : 0, g->init ? 2 * g->init[n1] : 0, g->init ? 2 * g->init[n2] : 0,
+                    g->init ? 2 * g->init[n3] : 0};
+  cm_dsp_k4x1(xb, w0, w1, w2, w3, k4, acc);
+  const cm_dsp_ch c0 = cm_dsp_ch_of(g, n0), c1 = cm_dsp_ch_of(g, n1), c2 = cm_dsp_ch_of(g, n2),
+                  c3 = cm_dsp_ch_of(g, n3);
+  const int32_t amin = g->amin, amax = g->amax;
+  const int32_t r0 = cm_dsp_rqv(acc[0], c0.mult, c0.add, c0.rs1, amin, amax, full);
+  const int32_t r1 = cm_dsp_rqv(acc[1], c1.mult, c1.add, c1.rs1, amin, amax, full);
+  const int32_t r2 = cm_dsp_rqv(acc[2], c2.mult, c2.add, c2.rs1, amin, amax, full);
+  const int32_t r3 = cm_dsp_rqv(acc[3], c3.mult, c3.add, c3.rs1, amin, amax, full);
+  y[n0 * ysn] = (int8_t)r0; y[n1 * ysn] = (int8_t)r1; y[n2 * ysn] = (int8_t)r2; y[n3 * ysn] = (int8_t)r3;
+}
+
+/* All N channels of one widened column, 4 a pass; the last pass is rows N - 4 .. N - 1 (overlapping
+ * the one before; fewer than 4 rows repeat the last) with wl for row N - 1. */
+__attribute__((always_inline)) static inline void cm_dsp_gemv_body(const cm_dsp_mm *g, const uint32_t *xb,
+                                                                   const int8_t *wl, int8_t *y, ptrdiff_t ysn,
+                                                                   bool full) {
+  const int32_t K = g->K, k4 = (K + 3) >> 2, N = g->N;
+  int32_t i = 0;
+  for (const int8_t *w0 = g->w; i + 4 < N; i += 4, w0 += 4 * (ptrdiff_t)K)
+    cm_dsp_pass4(g, xb, k4, w0, w0 + K, w0 + 2 * K, w0 + 3 * K, i, i + 1, i + 2, i + 3, y, ysn, full);
+  i = N >= 4 ? N - 4 : 0;
+  const int32_t n0 = i, n1 = i + 1 < N ? i + 1 : N - 1, n2 = i + 2 < N ? i + 2 : N - 1, n3 = N - 1;
+  const int8_t *w = g->w;
+  cm_dsp_pass4(g, xb, k4, n0 == n3 ? wl : w + (ptrdiff_t)n0 * K, n1 == n3 ? wl : w + (ptrdiff_t)n1 * K,
+               n2 == n3 ? wl : w + (ptrdiff_t)n2 * K, wl, n0, n1, n2, n3, y, ysn, full);
+}
+
+CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemv(const cm_dsp_mm *g, const uint32_t *xb, const int8_t *wl,
                                                             int8_t *y, ptrdiff_t ysn) {
-  const int32_t K = g->K, k4 = (K + 3) >> 2, amin = g->amin, amax = g->amax, last = g->N - 1 - n0;
-  const bool full = amin == -128 && amax == 127;
-  const int8_t *w = g->w + (ptrdiff_t)n0 * K;
-  for (int32_t i = 0; i < nn; i += 4) {
-    if (i + 4 > nn) i = nn >= 4 ? nn - 4 : i;
-    int32_t r[4];
-    const int8_t *wr[4];
-    for (int32_t q = 0; q < 4; q++) {
-      r[q] = i + q < nn ? i + q : nn - 1;
-      wr[q] = r[q] == last ? wl : w + (ptrdiff_t)r[q] * K;
-    }
-    int32_t acc[4] = {t[r[0]].init, t[r[1]].init, t[r[2]].init, t[r[3]].init};
-    cm_dsp_k4x1(xb, wr[0], wr[1], wr[2], wr[3], k4, acc);
-    for (int32_t q = 0; q < 4; q++) y[r[q] * ysn] = cm_dsp_rqt(acc[q], &t[r[q]], amin, amax, full);
-  }
+  if (g->amin == -128 && g->amax == 127)
+    cm_dsp_gemv_body(g, xb, wl, y, ysn, true);
+  else
+    cm_dsp_gemv_body(g, xb, wl, y, ysn, false);
 }
 
 /* the block of channels from n0: CM_DSP_NB, or fewer so that no block of one channel is left over */
@@ -306,20 +335,20 @@ CM_UNUSED static void cm_dsp_mm_run(const cm_dsp_mm *g, cm_dsp_scratch *s, const
                                     int8_t *y, ptrdiff_t ysm, ptrdiff_t ysn) {
   const uint32_t io2 = ((uint32_t)g->io & 0xFFFFu) * 0x10001u;
   const int8_t *wl = cm_dsp_last_row(g, s);
-  if (M == 1) cm_dsp_widen1(x, g->K, io2, s->x);
+  if (M == 1) {
+    cm_dsp_widen1(x, g->K, io2, s->x);
+    cm_dsp_gemv(g, s->x, wl, y, ysn);
+    return;
+  }
   for (int32_t n0 = 0; n0 < g->N;) {
     const int32_t nn = cm_dsp_block(g->N, n0);
     cm_dsp_tab(g, n0, nn, s->tab);
-    if (M == 1) {
-      cm_dsp_gemv(g, s->x, n0, nn, s->tab, wl, y + n0 * ysn, ysn);
-    } else {
-      for (int32_t m = 0; m < M; m += 2) {
-        if (m + 2 > M) m = M - 2;   /* an odd last column: the pair before it again */
-        const int8_t *x0 = x + (ptrdiff_t)m * xs;
-        cm_dsp_widen2(x0, x0 + xs, g->K, io2, s->x);
-        int8_t *ya = y + (ptrdiff_t)m * ysm + n0 * ysn;
-        cm_dsp_cols2(g, s->x, n0, nn, s->tab, wl, ya, ya + ysm, ysn);
-      }
+    for (int32_t m = 0; m < M; m += 2) {
+      if (m + 2 > M) m = M - 2;   /* an odd last column: the pair before it again */
+      const int8_t *x0 = x + (ptrdiff_t)m * xs;
+      cm_dsp_widen2(x0, x0 + xs, g->K, io2, s->x);
+      int8_t *ya = y + (ptrdiff_t)m * ysm + n0 * ysn;
+      cm_dsp_cols2(g, s->x, n0, nn, s->tab, wl, ya, ya + ysm, ysn);
     }
     n0 += nn;
   }
