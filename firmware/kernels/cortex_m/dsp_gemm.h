@@ -243,6 +243,37 @@ __attribute__((always_inline)) static inline void cm_dsp_pass2(const uint32_t *x
   ya[o0] = (int8_t)r0; yb[o0] = (int8_t)r1; ya[o1] = (int8_t)r2; yb[o1] = (int8_t)r3;
 }
 
+/* K = 8 (8-channel layers: mobilenet_v2's expansions): 4 channels x 2 columns a pass, both groups
+ * unrolled, weights at fixed offsets: the per-pass work (accumulator starts, requantisation) is shared
+ * by 8 outputs instead of 4. */
+__attribute__((always_inline)) static inline void cm_dsp_pass4x2_k8(const uint32_t *xb, const int8_t *w,
+                                                                    const cm_dsp_ch *t, int8_t *ya, int8_t *yb,
+                                                                    ptrdiff_t ysn, int32_t amin, int32_t amax,
+                                                                    bool full) {
+  int32_t a0[4], a1[4];
+  _Pragma("GCC unroll 4") for (int32_t r = 0; r < 4; r++) a0[r] = a1[r] = t[r].init;
+  _Pragma("GCC unroll 2") for (int32_t gi = 0; gi < 2; gi++) {
+    const int16x2_t xe0 = (int16x2_t)xb[4 * gi], xe1 = (int16x2_t)xb[4 * gi + 1];
+    const int16x2_t xo0 = (int16x2_t)xb[4 * gi + 2], xo1 = (int16x2_t)xb[4 * gi + 3];
+    _Pragma("GCC unroll 4") for (int32_t r = 0; r < 4; r++) {
+      const uint32_t v = cm_ld32(w + 8 * r + 4 * gi);
+      const int16x2_t e = __sxtb16(v), o = cm_sxtb16_r8(v);
+      a0[r] = __smlad(xe0, e, a0[r]); a1[r] = __smlad(xe1, e, a1[r]);
+      a0[r] = __smlad(xo0, o, a0[r]); a1[r] = __smlad(xo1, o, a1[r]);
+    }
+  }
+  int32_t q0[4], q1[4];
+  _Pragma("GCC unroll 4") for (int32_t r = 0; r < 4; r++) {
+    const int32_t m = t[r].mult, c = t[r].add, sh = t[r].rs1;
+    q0[r] = cm_dsp_rqv(a0[r], m, c, sh, amin, amax, full);
+    q1[r] = cm_dsp_rqv(a1[r], m, c, sh, amin, amax, full);
+  }
+  _Pragma("GCC unroll 4") for (int32_t r = 0; r < 4; r++) {
+    ya[r * ysn] = (int8_t)q0[r];
+    yb[r * ysn] = (int8_t)q1[r];
+  }
+}
+
 /* Channels [n0, n0 + nn) (nn >= 1; the table t holds them) of two widened columns xb; outputs at
  * ya / yb + (n - n0) * ysn. The last pair is (nn - 2, nn - 1) (overlapping the one before when nn is
  * odd; (0, 0) when nn = 1), and takes wl (cm_dsp_last_row) for row N - 1. */
@@ -256,12 +287,16 @@ __attribute__((always_inline)) static inline void cm_dsp_cols2_body(const cm_dsp
   const int8_t *wi = w;
   int8_t *yai = ya, *ybi = yb;
   const cm_dsp_ch *ti = t;
-  for (int32_t i = nn - 2; i > 0; i -= 2, wi += K2, ti += 2, yai += ys2, ybi += ys2)
+  int32_t i = nn - 2;
+  if (K == 8)
+    for (; i > 2; i -= 4, wi += 2 * K2, ti += 4, yai += 2 * ys2, ybi += 2 * ys2)
+      cm_dsp_pass4x2_k8(xb, wi, ti, yai, ybi, ysn, amin, amax, full);
+  for (; i > 0; i -= 2, wi += K2, ti += 2, yai += ys2, ybi += ys2)
     cm_dsp_pass2(xb, k4, wi, wi + K, ti, ti + 1, yai, ybi, 0, ysn, amin, amax, full);
-  const int32_t i = nn > 1 ? nn - 2 : 0, j = nn - 1;
-  const int8_t *w0 = n0 + i == g->N - 1 ? wl : w + (ptrdiff_t)i * K;
+  const int32_t i0 = nn > 1 ? nn - 2 : 0, j = nn - 1;
+  const int8_t *w0 = n0 + i0 == g->N - 1 ? wl : w + (ptrdiff_t)i0 * K;
   const int8_t *w1 = n0 + j == g->N - 1 ? wl : w + (ptrdiff_t)j * K;
-  cm_dsp_pass2(xb, k4, w0, w1, t + i, t + j, ya, yb, i * ysn, j * ysn, amin, amax, full);
+  cm_dsp_pass2(xb, k4, w0, w1, t + i0, t + j, ya, yb, i0 * ysn, j * ysn, amin, amax, full);
 }
 
 CM_UNUSED __attribute__((noinline)) static void cm_dsp_cols2(const cm_dsp_mm *g, const uint32_t *xb, int32_t n0,
