@@ -243,20 +243,20 @@ __attribute__((always_inline)) static inline void cm_dsp_pass2(const uint32_t *x
   ya[o0] = (int8_t)r0; yb[o0] = (int8_t)r1; ya[o1] = (int8_t)r2; yb[o1] = (int8_t)r3;
 }
 
-/* K = 8 (8-channel layers: mobilenet_v2's expansions): 4 channels x 2 columns a pass, both groups
- * unrolled, weights at fixed offsets: the per-pass work (accumulator starts, requantisation) is shared
- * by 8 outputs instead of 4. */
-__attribute__((always_inline)) static inline void cm_dsp_pass4x2_k8(const uint32_t *xb, const int8_t *w,
-                                                                    const cm_dsp_ch *t, int8_t *ya, int8_t *yb,
-                                                                    ptrdiff_t ysn, int32_t amin, int32_t amax,
-                                                                    bool full) {
+/* K = 8 or 16 (8- and 16-channel layers: mobilenet_v2's expansions): 4 channels x 2 columns a pass,
+ * the K groups unrolled, weights at fixed offsets: the per-pass work (accumulator starts,
+ * requantisation) is shared by 8 outputs instead of 4. G = K / 4, a constant. */
+__attribute__((always_inline)) static inline void cm_dsp_pass4x2(const uint32_t *xb, const int8_t *w, int32_t G,
+                                                                 const cm_dsp_ch *t, int8_t *ya, int8_t *yb,
+                                                                 ptrdiff_t ysn, int32_t amin, int32_t amax,
+                                                                 bool full) {
   int32_t a0[4], a1[4];
   _Pragma("GCC unroll 4") for (int32_t r = 0; r < 4; r++) a0[r] = a1[r] = t[r].init;
-  _Pragma("GCC unroll 2") for (int32_t gi = 0; gi < 2; gi++) {
+  _Pragma("GCC unroll 4") for (int32_t gi = 0; gi < G; gi++) {
     const int16x2_t xe0 = (int16x2_t)xb[4 * gi], xe1 = (int16x2_t)xb[4 * gi + 1];
     const int16x2_t xo0 = (int16x2_t)xb[4 * gi + 2], xo1 = (int16x2_t)xb[4 * gi + 3];
     _Pragma("GCC unroll 4") for (int32_t r = 0; r < 4; r++) {
-      const uint32_t v = cm_ld32(w + 8 * r + 4 * gi);
+      const uint32_t v = cm_ld32(w + 4 * G * r + 4 * gi);
       const int16x2_t e = __sxtb16(v), o = cm_sxtb16_r8(v);
       a0[r] = __smlad(xe0, e, a0[r]); a1[r] = __smlad(xe1, e, a1[r]);
       a0[r] = __smlad(xo0, o, a0[r]); a1[r] = __smlad(xo1, o, a1[r]);
@@ -290,7 +290,10 @@ __attribute__((always_inline)) static inline void cm_dsp_cols2_body(const cm_dsp
   int32_t i = nn - 2;
   if (K == 8)
     for (; i > 2; i -= 4, wi += 2 * K2, ti += 4, yai += 2 * ys2, ybi += 2 * ys2)
-      cm_dsp_pass4x2_k8(xb, wi, ti, yai, ybi, ysn, amin, amax, full);
+      cm_dsp_pass4x2(xb, wi, 2, ti, yai, ybi, ysn, amin, amax, full);
+  else if (K == 16)
+    for (; i > 2; i -= 4, wi += 2 * K2, ti += 4, yai += 2 * ys2, ybi += 2 * ys2)
+      cm_dsp_pass4x2(xb, wi, 4, ti, yai, ybi, ysn, amin, amax, full);
   for (; i > 0; i -= 2, wi += K2, ti += 2, yai += ys2, ybi += ys2)
     cm_dsp_pass2(xb, k4, wi, wi + K, ti, ti + 1, yai, ybi, 0, ysn, amin, amax, full);
   const int32_t i0 = nn > 1 ? nn - 2 : 0, j = nn - 1;
