@@ -243,63 +243,6 @@ __attribute__((always_inline)) static inline void cm_dsp_pass2(const uint32_t *x
   ya[o0] = (int8_t)r0; yb[o0] = (int8_t)r1; ya[o1] = (int8_t)r2; yb[o1] = (int8_t)r3;
 }
 
-/* K = 8 or 16 (8- and 16-channel layers: mobilenet_v2's expansions): 4 channels x 2 columns a pass,
- * the K groups unrolled, weights at fixed offsets: the per-pass work (accumulator starts,
- * requantisation) is shared by 8 outputs instead of 4. G = K / 4, a constant. */
-__attribute__((noinline)) static void cm_dsp_pass4x2(const uint32_t *xb, const int8_t *w, int32_t G,
-                                                      const cm_dsp_ch *t, int8_t *ya, int8_t *yb, ptrdiff_t ysn,
-                                                      int32_t amin, int32_t amax, bool full) {
-  int32_t b0 = t[0].init, b1 = t[1].init, b2 = t[2].init, b3 = t[3].init, c0 = b0, c1 = b1, c2 = b2, c3 = b3;
-#ifdef __OPTIMIZE__
-  /* GCC spills the C form: 8 accumulators, xb, w and 3 temporaries (13 registers; out of line: inlined
-   * into its caller, GCC finds no room for them) */
-  uint32_t xa, xc, wv;
-#define CM_DSP_Q(OFF, ROR, A, C) \
-  "ldr %[wv], [%[w], #" #OFF "]\n\t" "sxtb16 %[wv], %[wv]" ROR "\n\t" \
-  "smlad %[" A "], %[xa], %[wv], %[" A "]\n\t" "smlad %[" C "], %[xc], %[wv], %[" C "]\n\t"
-#define CM_DSP_G(XE, XO, O0, O1, O2, O3) \
-  "ldrd %[xa], %[xc], [%[xb], #" #XE "]\n\t" CM_DSP_Q(O0, "", "b0", "c0") CM_DSP_Q(O1, "", "b1", "c1") \
-  CM_DSP_Q(O2, "", "b2", "c2") CM_DSP_Q(O3, "", "b3", "c3") \
-  "ldrd %[xa], %[xc], [%[xb], #" #XO "]\n\t" CM_DSP_Q(O0, ", ror #8", "b0", "c0") \
-  CM_DSP_Q(O1, ", ror #8", "b1", "c1") CM_DSP_Q(O2, ", ror #8", "b2", "c2") CM_DSP_Q(O3, ", ror #8", "b3", "c3")
-#define CM_DSP_OPS \
-  : [b0] "+r"(b0), [b1] "+r"(b1), [b2] "+r"(b2), [b3] "+r"(b3), [c0] "+r"(c0), [c1] "+r"(c1), [c2] "+r"(c2), \
-    [c3] "+r"(c3), [xa] "=&r"(xa), [xc] "=&r"(xc), [wv] "=&r"(wv) \
-  : [xb] "r"(xb), [w] "r"(w) \
-  : "memory"
-  if (G == 2)
-    __asm__(CM_DSP_G(0, 8, 0, 8, 16, 24) CM_DSP_G(16, 24, 4, 12, 20, 28) CM_DSP_OPS);
-  else
-    __asm__(CM_DSP_G(0, 8, 0, 16, 32, 48) CM_DSP_G(16, 24, 4, 20, 36, 52) CM_DSP_G(32, 40, 8, 24, 40, 56)
-            CM_DSP_G(48, 56, 12, 28, 44, 60) CM_DSP_OPS);
-#undef CM_DSP_Q
-#undef CM_DSP_G
-#undef CM_DSP_OPS
-#else
-  int32_t a0[4] = {b0, b1, b2, b3}, a1[4] = {c0, c1, c2, c3};
-  for (int32_t gi = 0; gi < G; gi++) {
-    const int16x2_t xe0 = (int16x2_t)xb[4 * gi], xe1 = (int16x2_t)xb[4 * gi + 1];
-    const int16x2_t xo0 = (int16x2_t)xb[4 * gi + 2], xo1 = (int16x2_t)xb[4 * gi + 3];
-    for (int32_t r = 0; r < 4; r++) {
-      const uint32_t v = cm_ld32(w + 4 * G * r + 4 * gi);
-      const int16x2_t e = __sxtb16(v), o = cm_sxtb16_r8(v);
-      a0[r] = __smlad(xe0, e, a0[r]); a1[r] = __smlad(xe1, e, a1[r]);
-      a0[r] = __smlad(xo0, o, a0[r]); a1[r] = __smlad(xo1, o, a1[r]);
-    }
-  }
-  b0 = a0[0]; b1 = a0[1]; b2 = a0[2]; b3 = a0[3]; c0 = a1[0]; c1 = a1[1]; c2 = a1[2]; c3 = a1[3];
-#endif
-  /* every table value loaded before the byte stores (which could alias it) */
-  const int32_t m0 = t[0].mult, d0 = t[0].add, s0 = t[0].rs1, m1 = t[1].mult, d1 = t[1].add, s1 = t[1].rs1;
-  const int32_t m2 = t[2].mult, d2 = t[2].add, s2 = t[2].rs1, m3 = t[3].mult, d3 = t[3].add, s3 = t[3].rs1;
-  const int32_t r0 = cm_dsp_rqv(b0, m0, d0, s0, amin, amax, full), q0 = cm_dsp_rqv(c0, m0, d0, s0, amin, amax, full);
-  const int32_t r1 = cm_dsp_rqv(b1, m1, d1, s1, amin, amax, full), q1 = cm_dsp_rqv(c1, m1, d1, s1, amin, amax, full);
-  const int32_t r2 = cm_dsp_rqv(b2, m2, d2, s2, amin, amax, full), q2 = cm_dsp_rqv(c2, m2, d2, s2, amin, amax, full);
-  const int32_t r3 = cm_dsp_rqv(b3, m3, d3, s3, amin, amax, full), q3 = cm_dsp_rqv(c3, m3, d3, s3, amin, amax, full);
-  ya[0] = (int8_t)r0; yb[0] = (int8_t)q0; ya[ysn] = (int8_t)r1; yb[ysn] = (int8_t)q1;
-  ya[2 * ysn] = (int8_t)r2; yb[2 * ysn] = (int8_t)q2; ya[3 * ysn] = (int8_t)r3; yb[3 * ysn] = (int8_t)q3;
-}
-
 /* Channels [n0, n0 + nn) (nn >= 1; the table t holds them) of two widened columns xb; outputs at
  * ya / yb + (n - n0) * ysn. The last pair is (nn - 2, nn - 1) (overlapping the one before when nn is
  * odd; (0, 0) when nn = 1), and takes wl (cm_dsp_last_row) for row N - 1. */
@@ -313,14 +256,7 @@ __attribute__((always_inline)) static inline void cm_dsp_cols2_body(const cm_dsp
   const int8_t *wi = w;
   int8_t *yai = ya, *ybi = yb;
   const cm_dsp_ch *ti = t;
-  int32_t i = nn - 2;
-  if (K == 8)
-    for (; i > 2; i -= 4, wi += 2 * K2, ti += 4, yai += 2 * ys2, ybi += 2 * ys2)
-      cm_dsp_pass4x2(xb, wi, 2, ti, yai, ybi, ysn, amin, amax, full);
-  else if (K == 16)
-    for (; i > 2; i -= 4, wi += 2 * K2, ti += 4, yai += 2 * ys2, ybi += 2 * ys2)
-      cm_dsp_pass4x2(xb, wi, 4, ti, yai, ybi, ysn, amin, amax, full);
-  for (; i > 0; i -= 2, wi += K2, ti += 2, yai += ys2, ybi += ys2)
+  for (int32_t i = nn - 2; i > 0; i -= 2, wi += K2, ti += 2, yai += ys2, ybi += ys2)
     cm_dsp_pass2(xb, k4, wi, wi + K, ti, ti + 1, yai, ybi, 0, ysn, amin, amax, full);
   const int32_t i0 = nn > 1 ? nn - 2 : 0, j = nn - 1;
   const int8_t *w0 = n0 + i0 == g->N - 1 ? wl : w + (ptrdiff_t)i0 * K;
