@@ -1,6 +1,7 @@
 /* Private to firmware/kernels/cortex_m/: int8 GEMM cores for the DSP extension (Cortex-M4/M7/M33:
  * SMLAD, two 16x16 MACs an instruction); cm_util.h includes it (CM_DSP) when __ARM_FEATURE_DSP is
- * there and MVE is not.
+ * there and MVE is not. The convolutions and linears run on dsp_gemm.h (the input widened once into
+ * a stack buffer); the cores here are what they fall back to, and the depthwise's helpers.
  *
  * The int8 operands stay int8 in memory: a word of four bytes a0..a3 is widened in registers with
  * SXTB16 into (a0, a2) and, rotated by 8, (a1, a3). Widening both operands the same way pairs the

@@ -1,11 +1,13 @@
-/* Private to firmware/kernels/cortex_m/: the dense int8 convolution on the DSP extension's SMLAD
- * cores (cm_dsp.h), for conv.c. */
+/* Private to firmware/kernels/cortex_m/: the dense int8 convolution on the DSP extension, for conv.c
+ * (and depthwise.c: a one-channel input). Pointwise and KxK convs run on the widened-column GEMM
+ * (dsp_gemm.h: KxK through an im2col of two pixels into its buffer); shapes it does not take (K over
+ * its buffer, unusual requantisation) keep the cores of cm_dsp.h below. */
 #ifndef ET_CORTEX_M_DSP_CONV_H
 #define ET_CORTEX_M_DSP_CONV_H
 #include "cm_conv.h"
 #include "cm_dsp.h"
 #include "dsp_gemm.h"
-/* Dense conv (one group, NHWC input, unit column dilation) on the SMLAD cores: 2 output channels
+/* The fallback: dense conv (one group, NHWC input, unit column dilation) on the SMLAD cores: 2 output channels
  * x 2 output pixels a pass; each kernel row's taps are one contiguous run of input, clipped at the
  * borders. acc = bias + sum x.w + in_off x (sum of the weights of the taps inside the input): the tap
  * sums of the channel pair (at most CM_DSP_TAPS taps) are taken once per call. false: not this shape. */
