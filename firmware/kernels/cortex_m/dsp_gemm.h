@@ -329,6 +329,19 @@ static inline int32_t cm_dsp_block(int32_t N, int32_t n0) {
   return left <= CM_DSP_NB ? left : left == CM_DSP_NB + 1 ? CM_DSP_NB - 1 : CM_DSP_NB;
 }
 
+/* M rows one at a time on the one-column GEMM (linears: a batch is mostly one row; this keeps the
+ * two-column code out of linear.c), row m at x + m * xs, outputs at y + m * ysm + n * ysn.
+ * Needs cm_dsp_mm_ok(g, 2 * CM_DSP_KMAX). */
+CM_UNUSED static void cm_dsp_mm_rows(const cm_dsp_mm *g, cm_dsp_scratch *s, const int8_t *x, ptrdiff_t xs,
+                                     int32_t M, int8_t *y, ptrdiff_t ysm, ptrdiff_t ysn) {
+  const uint32_t io2 = ((uint32_t)g->io & 0xFFFFu) * 0x10001u;
+  const int8_t *wl = cm_dsp_last_row(g, s);
+  for (int32_t m = 0; m < M; m++) {
+    cm_dsp_widen1(x + (ptrdiff_t)m * xs, g->K, io2, s->x);
+    cm_dsp_gemv(g, s->x, wl, y + (ptrdiff_t)m * ysm, ysn);
+  }
+}
+
 /* The GEMM over M columns (column m at x + m * xs, K int8), outputs at y + m * ysm + n * ysn.
  * Needs cm_dsp_mm_ok(g, M == 1 ? 2 * CM_DSP_KMAX : CM_DSP_KMAX). */
 CM_UNUSED static void cm_dsp_mm_run(const cm_dsp_mm *g, cm_dsp_scratch *s, const int8_t *x, ptrdiff_t xs, int32_t M,

@@ -132,16 +132,12 @@ static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y) {
   if (f_off == 0 && K > 0) {
     /* sum (x + io) w + bias with the offset added to the widened input, or x.w + kernel_sum */
     const cm_dsp_mm gm = {wd, kd ? kd : bd, &mult, &shift, N, K, kd ? 0 : in_off, out_off, amin, amax, false};
-    if (cm_dsp_mm_ok(&gm, M == 1 ? 2 * CM_DSP_KMAX : CM_DSP_KMAX)) {
+    if (cm_dsp_mm_ok(&gm, 2 * CM_DSP_KMAX)) {
       cm_dsp_scratch s;
-      cm_dsp_mm_run(&gm, &s, x, K, M, y, N, 1);
+      cm_dsp_mm_rows(&gm, &s, x, K, M, y, N, 1);
       return;
     }
-    /* sum (x + io) w = x.w + io sum(w) (+ bias), or x.w + kernel_sum when the program gives one */
-    const cm_dsp_gemm_args g = {wd, kd ? NULL : bd, kd, &mult, &shift, N, K, in_off, out_off, amin, amax, false};
-    cm_dsp_gemm(&g, x, K, M, y, N, 1);
-    return;
-  }
+  }   /* the rest (K over 1280, a left shift, huge biases): the portable loop below */
 #endif
   for (int32_t m = 0; m < M; m++) {
     const int8_t *xr = x + (ptrdiff_t)m * K;
