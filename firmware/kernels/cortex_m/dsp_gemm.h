@@ -84,10 +84,6 @@ __attribute__((always_inline)) static inline int32_t cm_dsp_rqv(int32_t a2, int3
   if (!full) t = t < amin ? amin : t > amax ? amax : t;
   return t;
 }
-__attribute__((always_inline)) static inline int8_t cm_dsp_rqt(int32_t a2, const cm_dsp_ch *c, int32_t amin,
-                                                               int32_t amax, bool full) {
-  return (int8_t)cm_dsp_rqv(a2, c->mult, c->add, c->rs1, amin, amax, full);
-}
 
 /* 2 (v + io) of a pair of widened int16 (io2: io in both halves) */
 static inline uint32_t cm_dsp_w2(int16x2_t v, uint32_t io2) {
