@@ -86,6 +86,38 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x), self.b(x), self.c(x)
 """, (1, 300, 5, 4)),
+    # the widened-column GEMM (dsp_gemm.h): channels a multiple of 4 (im2col straight into the widened
+    # buffer), padding wider than the kernel half, a 1x3 kernel, an odd pixel count (35: the last pair overlaps), 129 output channels
+    # (requantisation blocks of 64, 63 and 2), odd N, relu6 / hardtanh clamps (amax - amin < 255), K = 8
+    # and 16 (4 channels a pass) with N = 37
+    "dsp_gemm": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(8, 6, 3, padding=1)
+        self.b = torch.nn.Conv2d(8, 7, 3, stride=2, padding=2)
+        self.c = torch.nn.Conv2d(8, 129, 1)
+        self.d = torch.nn.Conv2d(8, 5, (1, 3), stride=(2, 1), padding=(0, 1))
+        self.e = torch.nn.Conv2d(8, 3, 3, stride=2)
+        self.f = torch.nn.Conv2d(8, 16, 1)
+        self.g = torch.nn.Conv2d(16, 37, 1)
+    def forward(self, x):
+        return (self.a(x), F.relu6(self.b(x)), self.c(x), self.d(x), F.hardtanh(self.e(x), -0.5, 0.5),
+                self.g(F.relu(self.f(x))))
+""", (1, 8, 7, 5)),
+    # the one-column linear (4 rows a pass): K = 901 (over the two-column buffer, odd: the last row
+    # padded), N = 7 and 3 (overlapping last pass, fewer rows than a pass), 130 rows in blocks
+    "dsp_gemv": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(901, 7)
+        self.b = torch.nn.Linear(7, 3)
+        self.c = torch.nn.Linear(7, 130)
+    def forward(self, x):
+        y = self.a(x)
+        return y, self.b(F.relu(y)), F.relu6(self.c(y))
+""", (1, 901)),
     # linear: odd K and N, several rows, a vector
     "dsp_linear": ("""
 class M(torch.nn.Module):

@@ -21,7 +21,7 @@ from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
 _BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
-           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_WK", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C")
+           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C")
 ISAS = ("mve", "dsp", "plain")
 
 
@@ -260,14 +260,62 @@ def qdw_taps(c: dict) -> int:
     return b["QDT_CONSTS"] + nbytes((OH + bands - 1) // bands, G)
 
 
-def dsp_conv(c: dict) -> int:
-    """dsp_conv.h cm_dsp_conv_scratch: a pointwise call's input rows widened to int16 (cm_dsp_gemm_wide)."""
+def _dsp_mm_ok(K: int, N: int, io: int, out_off: int, amin: int, amax: int, kmax: int) -> bool:
+    """dsp_gemm.h cm_dsp_mm_shape_ok"""
+    return 0 < K <= kmax and N > 0 and -255 <= io <= 255 and -128 <= amin <= amax <= 127 and -255 <= out_off <= 255
+
+
+def _dsp_mm_bytes(K: int, N: int, two: bool, col8: bool) -> int:
+    """dsp_gemm.h cm_dsp_mm_bytes: widened columns, a channel block's table, the padded last row, int8 im2col rows"""
+    k4 = (K + 3) >> 2
+    tab = 16 * min(N, bounds()["CM_DSP_NB"]) if two else 0
+    return _a16((16 if two else 8) * k4) + tab + (_a16(4 * k4) if K & 3 else 0) + (2 * _a16(K) if col8 else 0)
+
+
+def _dsp_convk(c: dict) -> int:
+    """dsp_conv.h cm_dsp_convk_scratch"""
     b, C = bounds(), c["x"]["c"]
-    if (c["depthwise"] or c["cpg"] != C or c["x"]["sc"] != 1 or c["x"]["sw"] != C or c["dw"] != 1
-            or c["KH"] * c["KW"] > b["CM_DSP_TAPS"] or C <= 0
-            or not (c["KH"] == 1 and c["KW"] == 1 and c["ph"] == 0 and c["pw"] == 0)):
+    K, aligned = c["KH"] * c["KW"] * C, C % 4 == 0
+    if not aligned and (K > b["CM_DSP_KCOL"] or not -127 <= c["in_off"] <= 128):
         return 0
-    return 16 * (C >> 2) if C <= b["CM_DSP_WK"] else 0
+    if not _dsp_mm_ok(K, c["y"]["c"], c["in_off"], c["out_off"], c["amin"], c["amax"], b["CM_DSP_KMAX"]):
+        return 0
+    return _dsp_mm_bytes(K, c["y"]["c"], True, not aligned)
+
+
+def dsp_conv(c: dict) -> int:
+    """dsp_conv.h cm_dsp_conv_scratch: the pointwise or the KxK widened-column GEMM's (dsp_gemm.h)."""
+    b, C = bounds(), c["x"]["c"]
+    if c["depthwise"] or c["cpg"] != C or c["x"]["sc"] != 1 or c["x"]["sw"] != C or C <= 0:
+        return 0
+    if c["KH"] == 1 and c["KW"] == 1 and c["ph"] == 0 and c["pw"] == 0:
+        ok = _dsp_mm_ok(C, c["y"]["c"], c["in_off"], c["out_off"], c["amin"], c["amax"], b["CM_DSP_KMAX"])
+        return _dsp_mm_bytes(C, c["y"]["c"], True, False) if ok else 0
+    return _dsp_convk(c)
+
+
+def dsp_dw_as_conv(c: dict) -> int:
+    """dsp_conv.h cm_dsp_dw_as_conv_scratch: one input channel, the weights transposed, then cm_dsp_convk's."""
+    O, T = c["y"]["c"], c["KH"] * c["KW"]
+    if not c["depthwise"] or c["x"]["c"] != 1 or c["x"]["sw"] != 1 or O < 1 or T < 1 or O * T > bounds()["CM_DSP_DWT"]:
+        return 0
+    k = _dsp_convk(dict(c, depthwise=False, cpg=1, opg=O))
+    return _a16(O * T) + k if k else 0
+
+
+def dsp_linear(args: list) -> int:
+    """linear.c qlin_scratch on the DSP extension: the one-column GEMM's (a widened row, the padded last row)."""
+    if len(args) < 12 or not isinstance(args[1], TensorInfo) or len(args[1].sizes) != 2:
+        return 0
+    N, K = args[1].sizes
+    ints = [_int(args[i]) for i in (4, 5, 6, 9, 10)]
+    if None in ints:
+        return 0
+    in_off, f_off, out_off, amax, amin = ints
+    io = 0 if isinstance(args[3], TensorInfo) else in_off
+    if f_off != 0 or not _dsp_mm_ok(K, N, io, out_off, amin, amax, 2 * bounds()["CM_DSP_KMAX"]):
+        return 0
+    return _dsp_mm_bytes(K, N, False, False)
 
 
 def dsp_dw(c: dict) -> int:
@@ -291,7 +339,7 @@ def _depthwise(args: list, isa_: str, nhwc: bool) -> int:
     if not c or isa_ == "plain":
         return 0
     if isa_ == "dsp":
-        return dsp_dw(c)
+        return max(dsp_dw(c), dsp_dw_as_conv(c))
     return max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c), qdw_taps(c))
 
 
@@ -301,6 +349,7 @@ FORMULAS = {
     "cortex_m::quantized_conv2d_nhwc.out": lambda a, i: _conv(a, i, True),
     "cortex_m::quantized_depthwise_conv2d.out": lambda a, i: _depthwise(a, i, False),
     "cortex_m::quantized_depthwise_conv2d_nhwc.out": lambda a, i: _depthwise(a, i, True),
+    "cortex_m::quantized_linear.out": lambda a, i: dsp_linear(a) if i == "dsp" else 0,
 }
 
 

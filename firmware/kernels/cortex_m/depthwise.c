@@ -2,6 +2,7 @@
 #include "cm_gemm.h"
 #ifdef CM_DSP
 #include "dsp_dw.h"
+#include "dsp_conv.h"   /* a one-channel input: the dense conv (cm_dsp_dw_as_conv) */
 #endif
 
 #ifdef CM_MVE
@@ -87,7 +88,8 @@ static uint32_t qdw_scratch(const qconv *c) {
   n = t > n ? t : n;
   return l > n ? l : n;
 #elif defined(CM_DSP)
-  return cm_dsp_dw_scratch(c);
+  const uint32_t d = cm_dsp_dw_scratch(c), a = cm_dsp_dw_as_conv_scratch(c);
+  return a > d ? a : d;
 #else
   (void)c;
   return 0;
@@ -99,7 +101,7 @@ static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
   if (qdw_as_conv(c, x, y) || qdw_taps(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
 #elif defined(CM_DSP)
-  if (cm_dsp_dw(c, x, y)) return;
+  if (cm_dsp_dw_as_conv(c, x, y) || cm_dsp_dw(c, x, y)) return;
 #endif
   qdw_portable(c, x, y);
 }

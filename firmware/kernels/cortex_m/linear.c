@@ -1,5 +1,8 @@
 /* cortex_m:: int8 linear (fully connected) and batch matmul. */
 #include "cm_util.h"
+#ifdef CM_DSP
+#include "dsp_gemm.h"
+#endif
 
 /* ---------------------------------------------------------------- linear */
 
@@ -217,7 +220,22 @@ typedef struct {
   int32_t M, N, K, in_off, f_off, out_off, mult, shift, amin, amax;
 } qlin;
 
-static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y) {
+/* Planned scratch of a linear call (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): on the DSP
+ * extension the one-column GEMM's (dsp_gemm.h: a widened input row, the padded last weight row) */
+static uint32_t qlin_scratch(const qlin *q) {
+#if defined(CM_DSP) && !defined(CM_MVE)
+  const cm_dsp_mm gm = {q->w, NULL, NULL, NULL, q->N, q->K, q->ksum ? 0 : q->in_off, q->out_off, q->amin, q->amax,
+                        false};
+  return q->f_off == 0 && cm_dsp_mm_shape_ok(&gm, 2 * CM_DSP_KMAX) ? cm_dsp_mm_bytes(q->K, q->N, false, false) : 0u;
+#else
+  (void)q;
+  return 0u;
+#endif
+}
+
+/* scr: qlin_scratch(q) bytes of planned scratch, or NULL (then the paths without) */
+static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y, int8_t *scr) {
+  (void)scr;   /* the DSP GEMM's only */
   const int32_t M = q->M, N = q->N, K = q->K, in_off = q->in_off, f_off = q->f_off, out_off = q->out_off;
   const int32_t mult = q->mult, shift = q->shift, amin = q->amin, amax = q->amax;
   const int8_t *wd = q->w;
@@ -229,11 +247,15 @@ static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y) {
   }
 #elif defined(CM_DSP)
   if (f_off == 0 && K > 0) {
-    /* sum (x + io) w = x.w + io sum(w) (+ bias), or x.w + kernel_sum when the program gives one */
-    const cm_dsp_gemm_args g = {wd, kd ? NULL : bd, kd, &mult, &shift, N, K, in_off, out_off, amin, amax, false, NULL};
-    cm_dsp_gemm(&g, x, K, M, y, N, 1);
-    return;
-  }
+    /* sum (x + io) w + bias with the offset added to the widened input, or x.w + kernel_sum */
+    const cm_dsp_mm gm = {wd, kd ? kd : bd, &mult, &shift, N, K, kd ? 0 : in_off, out_off, amin, amax, false};
+    if (scr && cm_dsp_mm_ok(&gm, 2 * CM_DSP_KMAX)) {
+      cm_dsp_scratch s;
+      cm_dsp_mm_parts(K, N, false, false, scr, &s);
+      cm_dsp_mm_rows(&gm, &s, x, K, M, y, N, 1);
+      return;
+    }
+  }   /* the rest (K over 1280, a left shift, huge biases): the portable loop below */
 #endif
   for (int32_t m = 0; m < M; m++) {
     const int8_t *xr = x + (ptrdiff_t)m * K;
@@ -265,13 +287,16 @@ typedef struct {
   qlin q;
 } qlin_state;
 ET_STATE("cortex_m::quantized_linear.out", 96);
+ET_SCRATCH("cortex_m::quantized_linear.out");
 _Static_assert(sizeof(qlin_state) <= 96, "raise the ET_STATE size");
 
 ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   ET_CHECK_ARGS(12);
   qlin_state *ks = (qlin_state *)ctx->state;
   if (ks && cm_call_same(&ks->call, args[0], args[11])) {
-    if (!ctx->prepare) qlinear_run(&ks->q, (const int8_t *)ks->call.x->data, (int8_t *)ks->call.y->data);
+    const uint32_t need = qlin_scratch(&ks->q);
+    if (ctx->prepare) { ctx->scratch_need = need; return ET_OK; }
+    qlinear_run(&ks->q, (const int8_t *)ks->call.x->data, (int8_t *)ks->call.y->data, (int8_t *)et_scratch(ctx, need));
     return ET_OK;
   }
   et_tensor *in, *w, *bias = NULL, *ksum = NULL, *out;
@@ -325,7 +350,9 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
     ks->q = q;
     cm_call_set(&ks->call, in, out, w->constant && (!bias || bias->constant) && (!ksum || ksum->constant));
   }
-  if (!ctx->prepare) qlinear_run(&q, (const int8_t *)in->data, (int8_t *)out->data);
+  int8_t *scr = NULL;
+  ET_SCRATCH_TAKE(ctx, qlin_scratch(&q), scr);
+  qlinear_run(&q, (const int8_t *)in->data, (int8_t *)out->data, scr);
   return ET_OK;
 }
 
