@@ -37,6 +37,36 @@ static inline int8_t cm_quantize_one(float x, float inv, int32_t zp, int32_t qmi
   if (q > qmax) q = qmax;
   return (int8_t)q;
 }
+#if defined(CM_DSP) && defined(__ARM_FP) && (__ARM_FP & 4)
+/* Cortex-M4F/M33/M7 (single-precision FPU, no MVE): VCVTR converts with the FPSCR rounding mode, which is
+ * round to nearest even unless someone changed it (checked per call: then the scalar form runs). NaN
+ * gives 0 and values beyond int32 saturate, which the clamp turns into what the 64-bit scalar form
+ * gives while zp and the range stay far from int32's limits (checked by the caller). */
+#define CM_QUANT_VCVTR 1
+static inline bool cm_fpscr_nearest(void) {
+  uint32_t f;
+  __asm__ volatile("vmrs %0, fpscr" : "=r"(f));
+  return ((f >> 22) & 3u) == 0u;
+}
+static inline int32_t cm_rint_s32(float v) {
+  float r;
+  __asm__("vcvtr.s32.f32 %0, %1" : "=t"(r) : "t"(v));
+  return (int32_t)et_f32_bits(r);
+}
+__attribute__((noinline)) static void cm_quantize_vcvtr(const float *x, int8_t *y, uint32_t n, float inv, int32_t zp,
+                                                        int32_t qmin, int32_t qmax) {
+  if (qmin == -128 && qmax == 127) {   /* the int8 range: one SSAT */
+    for (uint32_t i = 0; i < n; i++) y[i] = (int8_t)__ssat(__qadd(cm_rint_s32(x[i] * inv), zp), 8);
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    int32_t q = __qadd(cm_rint_s32(x[i] * inv), zp);
+    q = q < qmin ? qmin : q;   /* in the scalar form's order (qmin > qmax gives qmax) */
+    y[i] = (int8_t)(q > qmax ? qmax : q);
+  }
+}
+#endif
+
 /* ---------------------------------------------------------------- quantize / dequantize */
 
 /* quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max,
@@ -69,6 +99,13 @@ ET_OP("cortex_m::quantize_per_tensor.out", k_cm_quantize_per_tensor_out) {
       const int32x4_t q = vqaddq_n_s32(vcvtnq_s32_f32(vmulq_n_f32(vldrwq_z_f32(x + i, p), inv)), zp);
       vstrbq_p_s32(y + i, vminq_s32(vmaxq_s32(q, lo), hi), p);
     }
+    return ET_OK;
+  }
+#endif
+#ifdef CM_QUANT_VCVTR
+  if (zp >= -(1 << 24) && zp <= (1 << 24) && qmin >= -(1 << 30) && qmax <= (1 << 30) && n <= UINT32_MAX &&
+      cm_fpscr_nearest()) {
+    cm_quantize_vcvtr(x, y, (uint32_t)n, inv, zp, qmin, qmax);
     return ET_OK;
   }
 #endif
