@@ -88,9 +88,10 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x), self.b(x), self.c(x)
 """, (1, 300, 5, 4)),
-    # the 3x3 ring path (multiplier 1): channel counts 2, 3, 5, 6, 13 (quads and 1..3-channel tails),
-    # strides 1, 2, (2, 1) and (1, 2), padding 0 and 1, odd and even sizes, relu/relu6 ranges; 300
-    # channels on a small image; a 140-wide row (over the ring's width: the older path)
+    # the 3x3 plane path (multiplier 1, dsp_dw3.h): channel counts 2, 3, 5, 6, 13 (quads and 1..3-channel
+    # tails), strides 1, 2, (2, 1) and (1, 2), padding 0, 1, 2 and asymmetric, odd and even sizes, outputs
+    # 1 to 4 wide (blocks of 4 that store fewer), relu/relu6 ranges; 300 channels on a small image; tall
+    # images (run transposed); a 140-wide row (a band of 3 rows) and a 60-wide image (bands of 8 rows)
     "dsp_dw3": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -107,11 +108,16 @@ class M(torch.nn.Module):
         self.k = torch.nn.Conv2d(5, 5, 3, padding=1, groups=5)
         self.l = torch.nn.Conv2d(6, 6, 3, stride=2, padding=1, groups=6)
         self.m = torch.nn.Conv2d(3, 3, 3, padding=1, groups=3)
-    def forward(self, x, u, v, w):
+        self.n = torch.nn.Conv2d(13, 13, 3, padding=(0, 2), groups=13)
+        self.o = torch.nn.Conv2d(13, 13, 3, padding=(2, 1), groups=13)
+        self.p = torch.nn.Conv2d(5, 5, 3, padding=1, groups=5)
+        self.q = torch.nn.Conv2d(5, 5, 3, stride=2, padding=1, groups=5)
+    def forward(self, x, u, v, w, t, b):
         return (self.a(x), F.relu(self.b(x)), self.c(x), self.d(x), F.relu6(self.e(x)), self.f(x),
                 F.relu(self.g(u)), self.h(u), self.j(v[:, 1:3]), self.k(v[:, 1:6]),
-                F.relu6(self.l(v)), self.m(w))
-""", [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 3, 3, 140)]),
+                F.relu6(self.l(v)), self.m(w), self.n(x), self.o(x), self.a(t), self.b(t), self.n(t),
+                F.relu(self.p(b)), self.q(b), self.j(v[:, :2, :3, :3]), self.k(v[:, :5, :2, :2]))
+""", [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 3, 3, 140), (1, 13, 25, 5), (1, 5, 21, 60)]),
     # the other int8 ops: quantize (of every input), residual adds (with relu), mul, average pools
     # (global, padded, strided) and max pools, on odd channel counts
     "dsp_other": ("""

@@ -9,22 +9,10 @@
  *    folded as offset x sum(weights) (interior pixels), the 3x3 window unrolled. */
 #ifndef ET_CORTEX_M_DSP_DW_H
 #define ET_CORTEX_M_DSP_DW_H
-#include "cm_conv.h"
+#include "dsp_dw3.h"
 
 #define CM_DSP_DW_TAPS 64   /* the stack window: 32 words */
 #define CM_DSP_DW_C 256     /* channels of the per-call constants (1 KB of stack) */
-
-/* (lo of a, lo of b) and (hi of a, hi of b) as int16 pairs: PKHBT / PKHTB (GCC 12 does not find them) */
-static inline uint32_t cm_pk_lo(uint32_t a, uint32_t b) {
-  uint32_t r;
-  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
-  return r;
-}
-static inline uint32_t cm_pk_hi(uint32_t a, uint32_t b) {
-  uint32_t r;
-  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
-  return r;
-}
 
 /* 4 channels at w (tap stride O) against the packed window xw of np tap pairs: acc[0..3] */
 __attribute__((always_inline)) static inline void cm_dsp_dw4(const uint32_t *xw, int32_t np, const int8_t *w,
@@ -273,181 +261,6 @@ __attribute__((noinline)) static void cm_dsp_dw_pix(const qconv *c, const int8_t
     }
 }
 
-/* Multiplier 1, 3x3, dilation 1, channels contiguous (NHWC), strides (any, 1 or 2): 4 channels at a
- * time over the image. Their input rows are widened once into int16 rows, one per channel, in a ring
- * of 3 (a new output row converts only the rows it newly needs): raw values (the input offset is
- * folded into the bias as offset x sum of the 9 weights) and the padding filled with -offset (a
- * padded tap then adds (-offset + offset) x w = 0), so every output pixel is an interior one. Per
- * pixel and kernel row: a word of the int16 row is the tap pair (x[j], x[j+1]), against the weight
- * pairs (w0, w1) and (w2, 0): 2 loads + 2 SMLAD for 3 MACs; 4 pixels a pass share the loads. */
-#define CM_DSP_DW3_RW 136   /* int16 a ring row: the padded input width + 1 (a (w2, 0) pair reads one past) */
-typedef struct {
-  int16_t row[3][4][CM_DSP_DW3_RW];   /* ring slot, channel of the 4 */
-} cm_dsp_dw3_scratch;
-#define CM_DSP_DW3_SCRATCH sizeof(cm_dsp_dw3_scratch)   /* 3264 bytes, on the stack */
-
-static inline uint32_t cm_ld32h(const int16_t *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-static inline void cm_st32h(int16_t *p, uint32_t v) { memcpy(p, &v, 4); }
-
-/* input row ih (or padding) of channels c0..c0+nch-1 into ring rows r[0..nch-1]: WP int16 each */
-__attribute__((noinline)) static void cm_dsp_dw3_row(int16_t (*r)[CM_DSP_DW3_RW], const int8_t *xr, ptrdiff_t xsw,
-                                                     int32_t W, int32_t pw, int32_t WP, int32_t nch, int16_t pad) {
-  if (!xr) {
-    for (int32_t k = 0; k < nch; k++)
-      for (int32_t j = 0; j < WP; j++) r[k][j] = pad;
-    return;
-  }
-  for (int32_t k = 0; k < nch; k++) {
-    for (int32_t j = 0; j < pw; j++) r[k][j] = pad;
-    for (int32_t j = pw + W; j < WP; j++) r[k][j] = pad;
-  }
-  int32_t iw = 0;
-  if (nch == 4) {
-    int16_t *d0 = r[0] + pw, *d1 = r[1] + pw, *d2 = r[2] + pw, *d3 = r[3] + pw;
-    for (; iw + 2 <= W; iw += 2, xr += 2 * xsw) {
-      const uint32_t a = cm_ld32(xr), b = cm_ld32(xr + xsw);
-      const uint32_t ae = (uint32_t)__sxtb16(a), be = (uint32_t)__sxtb16(b);
-      const uint32_t ao = (uint32_t)cm_sxtb16_r8(a), bo = (uint32_t)cm_sxtb16_r8(b);
-      cm_st32h(d0 + iw, cm_pk_lo(ae, be)); cm_st32h(d2 + iw, cm_pk_hi(ae, be));
-      cm_st32h(d1 + iw, cm_pk_lo(ao, bo)); cm_st32h(d3 + iw, cm_pk_hi(ao, bo));
-    }
-  }
-  for (; iw < W; iw++, xr += xsw)
-    for (int32_t k = 0; k < nch; k++) r[k][pw + iw] = xr[k];
-}
-
-/* one channel's output row: ow in [0, OW), pixel ow's window at ring column ow * sw (sw 1 or 2) */
-__attribute__((always_inline)) static inline void cm_dsp_dw3_out(const int16_t *r0, const int16_t *r1,
-                                                                 const int16_t *r2, const uint32_t *wp,
-                                                                 int32_t bfull, int32_t OW, int32_t sw, int8_t *yp,
-                                                                 ptrdiff_t ysw, int32_t mult, int32_t shift,
-                                                                 int32_t out_off, int32_t amin, int32_t amax,
-                                                                 bool fast) {
-  const int16x2_t w0a = (int16x2_t)wp[0], w0b = (int16x2_t)wp[1], w1a = (int16x2_t)wp[2], w1b = (int16x2_t)wp[3];
-  const int16x2_t w2a = (int16x2_t)wp[4], w2b = (int16x2_t)wp[5];
-  const int32_t rnd = 1 << (fast ? -shift : 0), rs1 = 1 - shift;
-  const bool full = amin == -128 && amax == 127;
-  int32_t ow = 0;
-#define CM_DW3_RQ(a, o)                                                                                     \
-  do {                                                                                                      \
-    int32_t v_;                                                                                             \
-    if (fast) {                                                                                             \
-      int32_t m_;                                                                                           \
-      __asm__("smmulr %0, %1, %2" : "=r"(m_) : "r"((int32_t)((uint32_t)(a) << 1)), "r"(mult));             \
-      v_ = __qadd(((int32_t)((uint32_t)m_ << 1) + rnd + (m_ >> 31)) >> rs1, out_off);                      \
-      v_ = full ? __ssat(v_, 8) : (v_ < amin ? amin : v_ > amax ? amax : v_);                               \
-      yp[(o) * ysw] = (int8_t)v_;                                                                           \
-    } else {                                                                                                \
-      yp[(o) * ysw] = cm_dsp_rq1((uint32_t)(a), mult, shift, out_off, amin, amax);                          \
-    }                                                                                                       \
-  } while (0)
-  if (sw == 1) {
-    for (; ow + 4 <= OW; ow += 4) {
-      int32_t a0 = bfull, a1 = bfull, a2 = bfull, a3 = bfull;
-#define CM_DW3_ROW4(rp, wa, wb)                                                                             \
-  do {                                                                                                      \
-    const int16_t *p_ = (rp) + ow;                                                                          \
-    const int16x2_t l0 = (int16x2_t)cm_ld32h(p_), l1 = (int16x2_t)cm_ld32h(p_ + 1);                         \
-    const int16x2_t l2 = (int16x2_t)cm_ld32h(p_ + 2), l3 = (int16x2_t)cm_ld32h(p_ + 3);                     \
-    a0 = __smlad(l0, wa, a0); a1 = __smlad(l1, wa, a1); a2 = __smlad(l2, wa, a2); a3 = __smlad(l3, wa, a3); \
-    a0 = __smlad(l2, wb, a0); a1 = __smlad(l3, wb, a1);                                                     \
-    a2 = __smlad((int16x2_t)cm_ld32h(p_ + 4), wb, a2); a3 = __smlad((int16x2_t)cm_ld32h(p_ + 5), wb, a3);   \
-  } while (0)
-      CM_DW3_ROW4(r0, w0a, w0b); CM_DW3_ROW4(r1, w1a, w1b); CM_DW3_ROW4(r2, w2a, w2b);
-#undef CM_DW3_ROW4
-      CM_DW3_RQ(a0, ow); CM_DW3_RQ(a1, ow + 1); CM_DW3_RQ(a2, ow + 2); CM_DW3_RQ(a3, ow + 3);
-    }
-  } else {
-    for (; ow + 4 <= OW; ow += 4) {
-      int32_t a0 = bfull, a1 = bfull, a2 = bfull, a3 = bfull;
-#define CM_DW3_ROW4S2(rp, wa, wb)                                                                           \
-  do {                                                                                                      \
-    const int16_t *p_ = (rp) + 2 * ow;                                                                      \
-    const int16x2_t l0 = (int16x2_t)cm_ld32h(p_), l2 = (int16x2_t)cm_ld32h(p_ + 2);                         \
-    const int16x2_t l4 = (int16x2_t)cm_ld32h(p_ + 4), l6 = (int16x2_t)cm_ld32h(p_ + 6);                     \
-    a0 = __smlad(l0, wa, a0); a0 = __smlad(l2, wb, a0); a1 = __smlad(l2, wa, a1); a1 = __smlad(l4, wb, a1); \
-    a2 = __smlad(l4, wa, a2); a2 = __smlad(l6, wb, a2); a3 = __smlad(l6, wa, a3);                           \
-    a3 = __smlad((int16x2_t)cm_ld32h(p_ + 8), wb, a3);                                                      \
-  } while (0)
-      CM_DW3_ROW4S2(r0, w0a, w0b); CM_DW3_ROW4S2(r1, w1a, w1b); CM_DW3_ROW4S2(r2, w2a, w2b);
-#undef CM_DW3_ROW4S2
-      CM_DW3_RQ(a0, ow); CM_DW3_RQ(a1, ow + 1); CM_DW3_RQ(a2, ow + 2); CM_DW3_RQ(a3, ow + 3);
-    }
-  }
-  for (; ow < OW; ow++) {
-    const ptrdiff_t j = (ptrdiff_t)ow * sw;
-    int32_t a = bfull;
-    a = __smlad((int16x2_t)cm_ld32h(r0 + j), w0a, a); a = __smlad((int16x2_t)cm_ld32h(r0 + j + 2), w0b, a);
-    a = __smlad((int16x2_t)cm_ld32h(r1 + j), w1a, a); a = __smlad((int16x2_t)cm_ld32h(r1 + j + 2), w1b, a);
-    a = __smlad((int16x2_t)cm_ld32h(r2 + j), w2a, a); a = __smlad((int16x2_t)cm_ld32h(r2 + j + 2), w2b, a);
-    CM_DW3_RQ(a, ow);
-  }
-#undef CM_DW3_RQ
-}
-
-/* does the 3x3 ring path take this call? */
-static bool cm_dsp_dw3_fits(const qconv *c) {
-  const int32_t OW = c->y.w, sw = c->sw;
-  return c->opg == 1 && c->x.sc == 1 && c->KH == 3 && c->KW == 3 && c->dh == 1 && c->dw == 1 && (sw == 1 || sw == 2) &&
-         c->x.w + 2 * c->pw + 1 <= CM_DSP_DW3_RW && (OW - 1) * sw + 4 <= CM_DSP_DW3_RW && c->y.c >= 1;
-}
-
-__attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const int8_t *x, int8_t *y) {
-  const int32_t C = c->y.c, H = c->x.h, W = c->x.w, OH = c->y.h, OW = c->y.w, sh = c->sh, sw = c->sw;
-  const int32_t ph = c->ph, pw = c->pw, io = c->in_off;
-  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, ysh = c->y.sh, ysw = c->y.sw, ysc = c->y.sc;
-  const int32_t *bias = c->bias, *mult = c->mult, *shift = c->shift;
-  const int32_t out_off = c->out_off, amin = c->amin, amax = c->amax;
-  /* ring columns read: the padded input, and one past the last window for the (w2, 0) pair */
-  int32_t WP = W + 2 * pw;
-  if (WP < (OW - 1) * sw + 4) WP = (OW - 1) * sw + 4;
-  const int16_t pad = (int16_t)-io;
-  cm_dsp_dw3_scratch s;
-  for (int32_t n = 0; n < c->y.n; n++)
-    for (int32_t c0 = 0; c0 < C; c0 += 4) {
-      const int32_t nch = C - c0 < 4 ? C - c0 : 4;
-      uint32_t wq[4][6];
-      int32_t bq[4];
-      bool fq[4];
-      for (int32_t k = 0; k < nch; k++) {
-        const int8_t *w = c->w + c0 + k;
-        int32_t ws = 0;
-        for (int32_t r = 0; r < 3; r++) {
-          const int32_t a = w[(3 * r) * C], b = w[(3 * r + 1) * C], d = w[(3 * r + 2) * C];
-          wq[k][2 * r] = ((uint32_t)a & 0xFFFFu) | ((uint32_t)b << 16);
-          wq[k][2 * r + 1] = (uint32_t)d & 0xFFFFu;
-          ws += a + b + d;
-        }
-        const uint32_t bf = (bias ? (uint32_t)bias[c0 + k] : 0u) + (uint32_t)io * (uint32_t)ws;
-        bq[k] = (int32_t)bf;
-        /* |acc| <= |bfull| + 9 x 255 x 128 < 2^29: the fast requantisation holds for every pixel */
-        fq[k] = shift[c0 + k] <= 0 && shift[c0 + k] >= -30 && bq[k] > -(1 << 28) && bq[k] < (1 << 28);
-      }
-      int32_t ring[3] = {INT32_MIN, INT32_MIN, INT32_MIN};   /* the input row in each slot */
-      const int8_t *xq = x + n * c->x.sn + c0;
-      int8_t *yq = y + n * c->y.sn + c0 * ysc;
-      for (int32_t oh = 0; oh < OH; oh++) {
-        const int32_t ih0 = oh * sh - ph;
-        int32_t sl[3];
-        for (int32_t i = 0; i < 3; i++) {
-          const int32_t ih = ih0 + i, slot = ((ih % 3) + 3) % 3;
-          sl[i] = slot;
-          if (ring[slot] != ih) {
-            cm_dsp_dw3_row(s.row[slot], ih >= 0 && ih < H ? xq + ih * xsh : NULL, xsw, W, pw, WP, nch, pad);
-            ring[slot] = ih;
-          }
-        }
-        for (int32_t k = 0; k < nch; k++)
-          cm_dsp_dw3_out(s.row[sl[0]][k], s.row[sl[1]][k], s.row[sl[2]][k], wq[k], bq[k], OW, sw,
-                         yq + oh * ysh + k * ysc, ysw, mult[c0 + k], shift[c0 + k], out_off, amin, amax, fq[k]);
-      }
-    }
-}
-
 static bool cm_dsp_dw(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t T = c->KH * c->KW;
   if (T > CM_DSP_DW_TAPS || T < 1) return false;
@@ -456,8 +269,9 @@ static bool cm_dsp_dw(const qconv *c, const int8_t *x, int8_t *y) {
     cm_dsp_dw_mult(c, x, y);
     return true;
   }
-  if (cm_dsp_dw3_fits(c)) {
-    cm_dsp_dw3(c, x, y);
+  cm_dw3_geo g;
+  if (cm_dw3_geometry(c, &g)) {
+    cm_dsp_dw3(c, &g, x, y);
     return true;
   }
   if (c->opg == 1 && c->x.sc == 1 && c->x.c >= 4) {

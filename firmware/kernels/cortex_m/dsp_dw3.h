@@ -1,0 +1,248 @@
+/* Private to firmware/kernels/cortex_m/ (dsp_dw.h): the int8 3x3 depthwise (multiplier 1, dilation 1,
+ * strides 1 or 2, channels contiguous) on the DSP extension.
+ *
+ * 4 channels at a time, the input is widened once into int16 planes, one per channel, a band of rows
+ * at a time (CM_DSP_DW3_BUF): raw values, the padding filled with the input zero point (-offset), so
+ * the offset folds into the bias (offset x sum of the 9 weights) and every output is an interior one.
+ * Along a plane row a word holds the tap pair (x[j], x[j+1]); per kernel row and 2 outputs (stride 1)
+ * the words L0 = (x0, x1) and L2 = (x2, x3) against the weight pairs A = (w0, w1), B = (w1, w2):
+ *   out0 += SMLAD(L0, A) + SMLABT(L2, B)        out1 += SMLATB(L0, A) + SMLAD(L2, B)
+ * (stride 2: out0 += SMLAD(L0, A) + SMLABT(L2, B), out1 the same one word on). 4 outputs a pass: 3 word
+ * loads and 8 MACs per kernel row. The weights are doubled, so the sum is 2 x acc, what SMMULR takes.
+ * The output rows are the longer side: a tall image (DS-CNN's 25 x 5) runs transposed. */
+#ifndef ET_CORTEX_M_DSP_DW3_H
+#define ET_CORTEX_M_DSP_DW3_H
+#include "cm_conv.h"
+
+/* (lo of a, lo of b) and (hi of a, hi of b) as int16 pairs: PKHBT / PKHTB (GCC 12 does not find them) */
+static inline uint32_t cm_pk_lo(uint32_t a, uint32_t b) {
+  uint32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+static inline uint32_t cm_pk_hi(uint32_t a, uint32_t b) {
+  uint32_t r;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
+  return r;
+}
+
+/* an int16 pair from any halfword address */
+static inline uint32_t cm_ld32h(const int16_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static inline void cm_st32h(int16_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+#define CM_DSP_DW3_BUF 2048   /* int16 of widened planes: 4 channels x rows x the padded width (4 KB) */
+
+typedef struct {
+  uint32_t a[3], b[3];   /* per kernel row: (2 w0, 2 w1), (2 w1, 2 w2) as int16 pairs */
+  int32_t bias, bias2;   /* bias + offset x sum of the weights, and twice that (wrapping) */
+  int32_t mult, k, rs1;  /* requantisation: k = 2^rs + (out_off << (rs + 1)), rs1 = rs + 1 (fast form) */
+  int32_t shift;         /* for the exact form */
+} cm_dw3_ch;
+
+/* The geometry of a call, rows being the longer output side (t: transposed) */
+typedef struct {
+  int32_t H, W, OH, OW, sh, sw, ph, pw, WP, RB;
+  ptrdiff_t xsh, xsw, ysh, ysw;
+  bool t;
+} cm_dw3_geo;
+
+/* Requantisation modes: 0 fast (int8 activation range, one SSAT), 1 fast with the activation clamp,
+ * 2 cm_dsp_rq1 (a shift or bias outside the fast form's bounds) */
+__attribute__((always_inline)) static inline int8_t cm_dw3_rq(int32_t a2, const cm_dw3_ch *k, int32_t mode,
+                                                              int32_t out_off, int32_t amin, int32_t amax) {
+  if (mode == 2) {   /* the taps' sum, |sum| < 2^19, is exact in a2 - bias2: the bias adds back unwrapped */
+    const uint32_t acc = (uint32_t)k->bias + (uint32_t)((int32_t)((uint32_t)a2 - (uint32_t)k->bias2) >> 1);
+    return cm_dsp_rq1(acc, k->mult, k->shift, out_off, amin, amax);
+  }
+  int32_t r;
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a2), "r"(k->mult));
+  int32_t v = __ssat((k->k + (int32_t)((uint32_t)r << 1) + (r >> 31)) >> k->rs1, 8);
+  if (mode == 1) v = v < amin ? amin : v > amax ? amax : v;
+  return (int8_t)v;
+}
+
+/* one channel: nr output rows from its plane r (row pitch WP) */
+__attribute__((always_inline)) static inline void cm_dw3_rows(const int16_t *r, const cm_dw3_geo *g, int32_t nr,
+                                                              const cm_dw3_ch *kc, int8_t *y, int32_t sw,
+                                                              int32_t mode, int32_t out_off, int32_t amin,
+                                                              int32_t amax) {
+  const int32_t WP = g->WP, OW = g->OW, rstep = g->sh * WP;
+  const ptrdiff_t ysh = g->ysh, ysw = g->ysw;
+  const cm_dw3_ch k = *kc;   /* a copy: int8 stores could alias *kc */
+  for (int32_t i = 0; i < nr; i++, r += rstep, y += ysh) {
+    const int16_t *r0 = r;
+    int8_t *yp = y;
+    int32_t ow = 0;
+    /* blocks of 4 outputs; the last one may store fewer (its extra reads stay inside the plane) */
+    for (; ow < OW; ow += 4, r0 += 4 * sw) {
+      int32_t a0 = k.bias2, a1 = k.bias2, a2 = k.bias2, a3 = k.bias2;
+      const int16_t *p = r0;
+#pragma GCC unroll 3
+      for (int32_t kr = 0; kr < 3; kr++, p += WP) {
+        const int16x2_t A = (int16x2_t)k.a[kr], B = (int16x2_t)k.b[kr];
+        if (sw == 1) {
+          const int16x2_t l0 = (int16x2_t)cm_ld32h(p), l2 = (int16x2_t)cm_ld32h(p + 2);
+          const int16x2_t l4 = (int16x2_t)cm_ld32h(p + 4);
+          a0 = __smlad(l0, A, a0); a0 = __smlabt(l2, B, a0);
+          a1 = __smlatb(l0, A, a1); a1 = __smlad(l2, B, a1);
+          a2 = __smlad(l2, A, a2); a2 = __smlabt(l4, B, a2);
+          a3 = __smlatb(l2, A, a3); a3 = __smlad(l4, B, a3);
+        } else {
+          const int16x2_t l0 = (int16x2_t)cm_ld32h(p), l2 = (int16x2_t)cm_ld32h(p + 2);
+          const int16x2_t l4 = (int16x2_t)cm_ld32h(p + 4), l6 = (int16x2_t)cm_ld32h(p + 6);
+          const int16x2_t l8 = (int16x2_t)cm_ld32h(p + 8);
+          a0 = __smlad(l0, A, a0); a0 = __smlabt(l2, B, a0);
+          a1 = __smlad(l2, A, a1); a1 = __smlabt(l4, B, a1);
+          a2 = __smlad(l4, A, a2); a2 = __smlabt(l6, B, a2);
+          a3 = __smlad(l6, A, a3); a3 = __smlabt(l8, B, a3);
+        }
+      }
+      const int32_t left = OW - ow;
+      yp[0] = cm_dw3_rq(a0, &k, mode, out_off, amin, amax);
+      if (left >= 4) {
+        yp[ysw] = cm_dw3_rq(a1, &k, mode, out_off, amin, amax);
+        yp[2 * ysw] = cm_dw3_rq(a2, &k, mode, out_off, amin, amax);
+        yp[3 * ysw] = cm_dw3_rq(a3, &k, mode, out_off, amin, amax);
+        yp += 4 * ysw;
+        continue;
+      }
+      if (left > 1) yp[ysw] = cm_dw3_rq(a1, &k, mode, out_off, amin, amax);
+      if (left > 2) yp[2 * ysw] = cm_dw3_rq(a2, &k, mode, out_off, amin, amax);
+    }
+  }
+}
+
+#define CM_DW3_ROWS(name, SW, MODE)                                                                         \
+  __attribute__((noinline)) static void name(const int16_t *r, const cm_dw3_geo *g, int32_t nr,           \
+                                             const cm_dw3_ch *k, int8_t *y, int32_t out_off, int32_t amin, \
+                                             int32_t amax) {                                               \
+    cm_dw3_rows(r, g, nr, k, y, SW, MODE, out_off, amin, amax);                                          \
+  }
+CM_DW3_ROWS(cm_dw3_rows_s1, 1, 0)
+CM_DW3_ROWS(cm_dw3_rows_s2, 2, 0)
+CM_DW3_ROWS(cm_dw3_rows_s1c, 1, 1)
+CM_DW3_ROWS(cm_dw3_rows_s2c, 2, 1)
+CM_DW3_ROWS(cm_dw3_rows_s1x, 1, 2)
+CM_DW3_ROWS(cm_dw3_rows_s2x, 2, 2)
+#undef CM_DW3_ROWS
+
+/* input row xr (channel 0 of the group; NULL: a padding row) into plane rows d + k * cst, k < nch */
+__attribute__((noinline)) static void cm_dw3_widen(int16_t *d, ptrdiff_t cst, const int8_t *xr, const cm_dw3_geo *g,
+                                                   int32_t nch, int16_t pad) {
+  const uint32_t pad2 = ((uint32_t)(uint16_t)pad) * 0x10001u;
+  const int32_t W = g->W, pw = g->pw, WP = g->WP;   /* WP is even: rows start on words */
+  if (!xr) {
+    for (int32_t k = 0; k < nch; k++) {
+      uint32_t *dw = (uint32_t *)(void *)(d + k * cst);
+      for (int32_t j = 0; j < WP / 2; j++) dw[j] = pad2;
+    }
+    return;
+  }
+  for (int32_t k = 0; k < nch; k++) {
+    int16_t *dk = d + k * cst;
+    for (int32_t j = 0; j < pw; j++) dk[j] = pad;
+    for (int32_t j = pw + W; j < WP; j++) dk[j] = pad;
+  }
+  const ptrdiff_t xsw = g->xsw;
+  int32_t iw = 0;
+  if (nch == 4) {   /* a word of 4 channels per pixel, two pixels a step */
+    int16_t *d0 = d + pw, *d1 = d0 + cst, *d2 = d1 + cst, *d3 = d2 + cst;
+    for (; iw + 2 <= W; iw += 2, xr += 2 * xsw) {
+      const uint32_t a = cm_ld32(xr), b = cm_ld32(xr + xsw);
+      const uint32_t ae = (uint32_t)__sxtb16(a), be = (uint32_t)__sxtb16(b);
+      const uint32_t ao = (uint32_t)cm_sxtb16_r8(a), bo = (uint32_t)cm_sxtb16_r8(b);
+      cm_st32h(d0 + iw, cm_pk_lo(ae, be)); cm_st32h(d2 + iw, cm_pk_hi(ae, be));
+      cm_st32h(d1 + iw, cm_pk_lo(ao, bo)); cm_st32h(d3 + iw, cm_pk_hi(ao, bo));
+    }
+  }
+  for (; iw < W; iw++, xr += xsw)
+    for (int32_t k = 0; k < nch; k++) d[k * cst + pw + iw] = xr[k];
+}
+
+/* the call's geometry, or false when the band cannot hold 3 rows of 4 channels */
+static bool cm_dw3_geometry(const qconv *c, cm_dw3_geo *g) {
+  if (c->opg != 1 || c->x.sc != 1 || c->KH != 3 || c->KW != 3 || c->dh != 1 || c->dw != 1) return false;
+  if ((c->sh != 1 && c->sh != 2) || (c->sw != 1 && c->sw != 2) || c->y.c < 1) return false;
+  const bool t = c->y.h > c->y.w;
+  g->t = t;
+  g->H = t ? c->x.w : c->x.h; g->W = t ? c->x.h : c->x.w;
+  g->OH = t ? c->y.w : c->y.h; g->OW = t ? c->y.h : c->y.w;
+  g->sh = t ? c->sw : c->sh; g->sw = t ? c->sh : c->sw;
+  g->ph = t ? c->pw : c->ph; g->pw = t ? c->ph : c->pw;
+  g->xsh = t ? c->x.sw : c->x.sh; g->xsw = t ? c->x.sh : c->x.sw;
+  g->ysh = t ? c->y.sw : c->y.sh; g->ysw = t ? c->y.sh : c->y.sw;
+  /* plane columns read: the padded input, and the last block of 4 outputs whole (+ its word pair) */
+  const int64_t blocks = ((int64_t)g->OW + 3) / 4, reach = blocks * 4 * g->sw + 2;
+  int64_t WP = (int64_t)g->W + 2 * (int64_t)g->pw;
+  if (WP < reach) WP = reach;
+  WP += WP & 1;
+  if (WP * 4 * 3 > CM_DSP_DW3_BUF) return false;
+  g->WP = (int32_t)WP;
+  g->RB = (int32_t)(CM_DSP_DW3_BUF / (WP * 4));
+  return true;
+}
+
+/* one channel's constants; false: the exact (slow) requantisation is needed */
+static bool cm_dw3_setup(const qconv *c, const cm_dw3_geo *g, int32_t ch, cm_dw3_ch *k) {
+  const int32_t C = c->y.c;
+  int32_t ws = 0;
+  for (int32_t i = 0; i < 3; i++) {   /* kernel row i of the (maybe transposed) window */
+    int32_t w[3];
+    for (int32_t j = 0; j < 3; j++) w[j] = c->w[(ptrdiff_t)(g->t ? j * 3 + i : i * 3 + j) * C + ch];
+    k->a[i] = ((uint32_t)(2 * w[0]) & 0xFFFFu) | ((uint32_t)(2 * w[1]) << 16);
+    k->b[i] = ((uint32_t)(2 * w[1]) & 0xFFFFu) | ((uint32_t)(2 * w[2]) << 16);
+    ws += w[0] + w[1] + w[2];
+  }
+  const uint32_t bf = (c->bias ? (uint32_t)c->bias[ch] : 0u) + (uint32_t)c->in_off * (uint32_t)ws;
+  k->bias = (int32_t)bf;
+  k->bias2 = (int32_t)(bf << 1);
+  k->mult = c->mult[ch];
+  k->shift = c->shift[ch];
+  const int32_t rs = -k->shift, b = (int32_t)bf, oz = c->out_off;
+  /* |acc| < 2^27 + 9 x 255 x 128 < 2^28: SMMULR(2 acc) is exact and the sum below stays in int32 */
+  if (rs < 0 || rs > 22 || b <= -(1 << 27) || b >= (1 << 27) || oz < -128 || oz > 127) return false;
+  k->rs1 = rs + 1;
+  k->k = (int32_t)(1u << rs) + (int32_t)((uint32_t)oz << (rs + 1));
+  return true;
+}
+
+typedef void (*cm_dw3_rows_fn)(const int16_t *, const cm_dw3_geo *, int32_t, const cm_dw3_ch *, int8_t *, int32_t,
+                               int32_t, int32_t);
+
+__attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_geo *gp, const int8_t *x, int8_t *y) {
+  const cm_dw3_geo g = *gp;
+  const int32_t C = c->y.c, out_off = c->out_off, amin = c->amin, amax = c->amax;
+  const bool full = amin == -128 && amax == 127, ranged = amin >= -128 && amax <= 127 && amin <= amax;
+  const int16_t pad = (int16_t)-c->in_off;
+  const ptrdiff_t cst = (ptrdiff_t)g.RB * g.WP;   /* between the channels' planes */
+  const int32_t nb = (g.RB - 3) / g.sh + 1;         /* output rows a band */
+  int16_t buf[CM_DSP_DW3_BUF] __attribute__((aligned(4)));
+  for (int32_t n = 0; n < c->y.n; n++)
+    for (int32_t c0 = 0; c0 < C; c0 += 4) {
+      const int32_t nch = C - c0 < 4 ? C - c0 : 4;
+      cm_dw3_ch kc[4];
+      cm_dw3_rows_fn fn[4];
+      for (int32_t j = 0; j < nch; j++) {
+        const bool fast = cm_dw3_setup(c, &g, c0 + j, &kc[j]);
+        fn[j] = g.sw == 1 ? (!fast ? cm_dw3_rows_s1x : full ? cm_dw3_rows_s1 : ranged ? cm_dw3_rows_s1c : cm_dw3_rows_s1x)
+                          : (!fast ? cm_dw3_rows_s2x : full ? cm_dw3_rows_s2 : ranged ? cm_dw3_rows_s2c : cm_dw3_rows_s2x);
+      }
+      const int8_t *xq = x + n * c->x.sn + c0;
+      int8_t *yq = y + n * c->y.sn + c0 * c->y.sc;
+      for (int32_t oh = 0; oh < g.OH; oh += nb) {
+        const int32_t nr = g.OH - oh < nb ? g.OH - oh : nb, ih0 = oh * g.sh - g.ph, rows = (nr - 1) * g.sh + 3;
+        for (int32_t i = 0; i < rows; i++) {
+          const int32_t ih = ih0 + i;
+          cm_dw3_widen(buf + (ptrdiff_t)i * g.WP, cst, ih >= 0 && ih < g.H ? xq + ih * g.xsh : NULL, &g, nch, pad);
+        }
+        for (int32_t j = 0; j < nch; j++)
+          fn[j](buf + j * cst, &g, nr, &kc[j], yq + oh * g.ysh + j * c->y.sc, out_off, amin, amax);
+      }
+    }
+}
+
+#endif
