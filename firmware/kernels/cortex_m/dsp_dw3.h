@@ -130,27 +130,21 @@ CM_DW3_ROWS(cm_dw3_rows_s1x, 1, 2)
 CM_DW3_ROWS(cm_dw3_rows_s2x, 2, 2)
 #undef CM_DW3_ROWS
 
-/* input row xr (channel 0 of the group; NULL: a padding row) into plane rows d + k * cst, k < nch */
+/* input row xr (channel 0 of the group; NULL: a padding row) into the data columns [pw, pw + W) of the
+ * plane rows d + k * cst, k < nch (the padding columns hold the pad value from cm_dw3_pad) */
 __attribute__((noinline)) static void cm_dw3_widen(int16_t *d, ptrdiff_t cst, const int8_t *xr, const cm_dw3_geo *g,
                                                    int32_t nch, int16_t pad) {
-  const uint32_t pad2 = ((uint32_t)(uint16_t)pad) * 0x10001u;
-  const int32_t W = g->W, pw = g->pw, WP = g->WP;   /* WP is even: rows start on words */
+  const int32_t W = g->W;
+  d += g->pw;
   if (!xr) {
-    for (int32_t k = 0; k < nch; k++) {
-      uint32_t *dw = (uint32_t *)(void *)(d + k * cst);
-      for (int32_t j = 0; j < WP / 2; j++) dw[j] = pad2;
-    }
+    for (int32_t k = 0; k < nch; k++)
+      for (int32_t j = 0; j < W; j++) d[k * cst + j] = pad;
     return;
-  }
-  for (int32_t k = 0; k < nch; k++) {
-    int16_t *dk = d + k * cst;
-    for (int32_t j = 0; j < pw; j++) dk[j] = pad;
-    for (int32_t j = pw + W; j < WP; j++) dk[j] = pad;
   }
   const ptrdiff_t xsw = g->xsw;
   int32_t iw = 0;
   if (nch == 4) {   /* a word of 4 channels per pixel, two pixels a step */
-    int16_t *d0 = d + pw, *d1 = d0 + cst, *d2 = d1 + cst, *d3 = d2 + cst;
+    int16_t *d0 = d, *d1 = d0 + cst, *d2 = d1 + cst, *d3 = d2 + cst;
     for (; iw + 2 <= W; iw += 2, xr += 2 * xsw) {
       const uint32_t a = cm_ld32(xr), b = cm_ld32(xr + xsw);
       const uint32_t ae = (uint32_t)__sxtb16(a), be = (uint32_t)__sxtb16(b);
@@ -158,9 +152,24 @@ __attribute__((noinline)) static void cm_dw3_widen(int16_t *d, ptrdiff_t cst, co
       cm_st32h(d0 + iw, cm_pk_lo(ae, be)); cm_st32h(d2 + iw, cm_pk_hi(ae, be));
       cm_st32h(d1 + iw, cm_pk_lo(ao, bo)); cm_st32h(d3 + iw, cm_pk_hi(ao, bo));
     }
+    if (iw < W) {
+      const uint32_t a = cm_ld32(xr), ae = (uint32_t)__sxtb16(a), ao = (uint32_t)cm_sxtb16_r8(a);
+      d0[iw] = (int16_t)ae; d2[iw] = (int16_t)(ae >> 16); d1[iw] = (int16_t)ao; d3[iw] = (int16_t)(ao >> 16);
+    }
+    return;
   }
   for (; iw < W; iw++, xr += xsw)
-    for (int32_t k = 0; k < nch; k++) d[k * cst + pw + iw] = xr[k];
+    for (int32_t k = 0; k < nch; k++) d[k * cst + iw] = xr[k];
+}
+
+/* the pad value in rows [0, rows) of the 4 planes (every column: cm_dw3_widen writes the data ones) */
+static void cm_dw3_pad(int16_t *buf, const cm_dw3_geo *g, int32_t rows, int16_t pad) {
+  const uint32_t pad2 = ((uint32_t)(uint16_t)pad) * 0x10001u;
+  const int32_t nw = rows * g->WP / 2;   /* WP is even */
+  for (int32_t k = 0; k < 4; k++) {
+    uint32_t *p = (uint32_t *)(void *)(buf + (ptrdiff_t)k * g->RB * g->WP);
+    for (int32_t j = 0; j < nw; j++) p[j] = pad2;
+  }
 }
 
 /* the call's geometry, or false when the band cannot hold 3 rows of 4 channels */
@@ -186,17 +195,9 @@ static bool cm_dw3_geometry(const qconv *c, cm_dw3_geo *g) {
   return true;
 }
 
-/* one channel's constants; false: the exact (slow) requantisation is needed */
-static bool cm_dw3_setup(const qconv *c, const cm_dw3_geo *g, int32_t ch, cm_dw3_ch *k) {
-  const int32_t C = c->y.c;
-  int32_t ws = 0;
-  for (int32_t i = 0; i < 3; i++) {   /* kernel row i of the (maybe transposed) window */
-    int32_t w[3];
-    for (int32_t j = 0; j < 3; j++) w[j] = c->w[(ptrdiff_t)(g->t ? j * 3 + i : i * 3 + j) * C + ch];
-    k->a[i] = ((uint32_t)(2 * w[0]) & 0xFFFFu) | ((uint32_t)(2 * w[1]) << 16);
-    k->b[i] = ((uint32_t)(2 * w[1]) & 0xFFFFu) | ((uint32_t)(2 * w[2]) << 16);
-    ws += w[0] + w[1] + w[2];
-  }
+/* one channel's requantisation constants from the sum of its weights; false: the exact (slow) form is
+ * needed */
+static bool cm_dw3_consts(const qconv *c, int32_t ch, int32_t ws, cm_dw3_ch *k) {
   const uint32_t bf = (c->bias ? (uint32_t)c->bias[ch] : 0u) + (uint32_t)c->in_off * (uint32_t)ws;
   k->bias = (int32_t)bf;
   k->bias2 = (int32_t)(bf << 1);
@@ -210,6 +211,41 @@ static bool cm_dw3_setup(const qconv *c, const cm_dw3_geo *g, int32_t ch, cm_dw3
   return true;
 }
 
+/* the weight pairs of one channel; returns the sum of its 9 weights */
+static int32_t cm_dw3_weights(const qconv *c, const cm_dw3_geo *g, int32_t ch, cm_dw3_ch *k) {
+  const int32_t C = c->y.c;
+  int32_t ws = 0;
+  for (int32_t i = 0; i < 3; i++) {   /* kernel row i of the (maybe transposed) window */
+    int32_t w[3];
+    for (int32_t j = 0; j < 3; j++) w[j] = c->w[(ptrdiff_t)(g->t ? j * 3 + i : i * 3 + j) * C + ch];
+    k->a[i] = ((uint32_t)(2 * w[0]) & 0xFFFFu) | ((uint32_t)(2 * w[1]) << 16);
+    k->b[i] = ((uint32_t)(2 * w[1]) & 0xFFFFu) | ((uint32_t)(2 * w[2]) << 16);
+    ws += w[0] + w[1] + w[2];
+  }
+  return ws;
+}
+
+/* the same for 4 channels at once (a word of weights per tap, 1HWO): sums into ws[0..3] */
+static void cm_dw3_weights4(const qconv *c, const cm_dw3_geo *g, int32_t c0, cm_dw3_ch *k, int32_t *ws) {
+  const int32_t C = c->y.c;
+  int16x2_t se = 0, so = 0;   /* weight sums of channels (0, 2) and (1, 3) */
+  for (int32_t i = 0; i < 3; i++) {
+    uint32_t e[3], o[3];
+    for (int32_t j = 0; j < 3; j++) {
+      const uint32_t v = cm_ld32(c->w + (ptrdiff_t)(g->t ? j * 3 + i : i * 3 + j) * C + c0);
+      const int16x2_t ve = __sxtb16(v), vo = cm_sxtb16_r8(v);
+      se = __sadd16(se, ve); so = __sadd16(so, vo);
+      e[j] = (uint32_t)__sadd16(ve, ve); o[j] = (uint32_t)__sadd16(vo, vo);
+    }
+    k[0].a[i] = cm_pk_lo(e[0], e[1]); k[2].a[i] = cm_pk_hi(e[0], e[1]);
+    k[1].a[i] = cm_pk_lo(o[0], o[1]); k[3].a[i] = cm_pk_hi(o[0], o[1]);
+    k[0].b[i] = cm_pk_lo(e[1], e[2]); k[2].b[i] = cm_pk_hi(e[1], e[2]);
+    k[1].b[i] = cm_pk_lo(o[1], o[2]); k[3].b[i] = cm_pk_hi(o[1], o[2]);
+  }
+  ws[0] = (int16_t)(uint32_t)se; ws[2] = (int32_t)se >> 16;
+  ws[1] = (int16_t)(uint32_t)so; ws[3] = (int32_t)so >> 16;
+}
+
 typedef void (*cm_dw3_rows_fn)(const int16_t *, const cm_dw3_geo *, int32_t, const cm_dw3_ch *, int8_t *, int32_t,
                                int32_t, int32_t);
 
@@ -221,13 +257,18 @@ __attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_ge
   const ptrdiff_t cst = (ptrdiff_t)g.RB * g.WP;   /* between the channels' planes */
   const int32_t nb = (g.RB - 3) / g.sh + 1;         /* output rows a band */
   int16_t buf[CM_DSP_DW3_BUF] __attribute__((aligned(4)));
+  cm_dw3_pad(buf, &g, ((g.OH < nb ? g.OH : nb) - 1) * g.sh + 3, pad);
   for (int32_t n = 0; n < c->y.n; n++)
     for (int32_t c0 = 0; c0 < C; c0 += 4) {
       const int32_t nch = C - c0 < 4 ? C - c0 : 4;
       cm_dw3_ch kc[4];
       cm_dw3_rows_fn fn[4];
+      int32_t ws[4];
+      if (nch == 4) cm_dw3_weights4(c, &g, c0, kc, ws);
+      else
+        for (int32_t j = 0; j < nch; j++) ws[j] = cm_dw3_weights(c, &g, c0 + j, &kc[j]);
       for (int32_t j = 0; j < nch; j++) {
-        const bool fast = cm_dw3_setup(c, &g, c0 + j, &kc[j]);
+        const bool fast = cm_dw3_consts(c, c0 + j, ws[j], &kc[j]);
         fn[j] = g.sw == 1 ? (!fast ? cm_dw3_rows_s1x : full ? cm_dw3_rows_s1 : ranged ? cm_dw3_rows_s1c : cm_dw3_rows_s1x)
                           : (!fast ? cm_dw3_rows_s2x : full ? cm_dw3_rows_s2 : ranged ? cm_dw3_rows_s2c : cm_dw3_rows_s2x);
       }
