@@ -67,12 +67,33 @@ static inline bool qew_rq_ok(int32_t shift) { return shift <= 0 && shift >= -30;
 static inline bool qew_zp_ok(int32_t zp) { return zp >= -128 && zp <= 127; }
 
 /* quantized_add on the DSP cores: int8 zero points bound |x - zp| by 255, so the shifted inputs
- * (<< 20) stay below 2^28 and their requantised sum below 2^29: every step takes the fast form */
+ * (<< 20) stay below 2^28 and their requantised sum below 2^29: every step takes the fast form. Each
+ * input's requantisation depends on its int8 value alone: for long tensors a table of the 256 values
+ * per input (doubled: their sum is what SMMULR takes), and the output offset folded into the rounding
+ * constant k (|out_zp| << 23 at most) so one SSAT gives the int8 range; k is added saturating: where
+ * that saturates, the exact value is far outside int8 on the same side. */
+#define QADD_DSP_LUT 256   /* int32 entries a table (two tables: 2 KB of stack) */
+#define QADD_DSP_LUT_MIN 1024   /* elements from which the tables pay for their 512 requantisations */
 __attribute__((noinline)) static void qadd_dsp(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n,
                                                const int32_t *p) {
   const int32_t az = p[0], am = p[1], ar = 1 << -p[2], ar1 = 1 - p[2], bz = p[3], bm = p[4], br = 1 << -p[5];
   const int32_t br1 = 1 - p[5], oz = p[6], om = p[7], orr = 1 << -p[8], or1 = 1 - p[8], lo = p[9], hi = p[10];
   const bool full = lo == -128 && hi == 127;
+  if (n >= QADD_DSP_LUT_MIN && full && or1 <= 23 && oz >= -128 && oz <= 127) {
+    int32_t lut[2][QADD_DSP_LUT];
+    for (int32_t v = -128; v < 128; v++) {
+      lut[0][v + 128] = 2 * qew_rq((int32_t)((uint32_t)(v - az) << 21), am, ar, ar1);
+      lut[1][v + 128] = 2 * qew_rq((int32_t)((uint32_t)(v - bz) << 21), bm, br, br1);
+    }
+    const int32_t *ta = lut[0] + 128, *tb = lut[1] + 128;
+    const int32_t k = orr + (int32_t)((uint32_t)oz << or1);
+    for (uint32_t i = 0; i < n; i++) {
+      int32_t r;
+      __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(ta[x[i]] + tb[z[i]]), "r"(om));
+      y[i] = (int8_t)__ssat(__qadd((int32_t)((uint32_t)r << 1) + (r >> 31), k) >> or1, 8);
+    }
+    return;
+  }
   for (uint32_t i = 0; i < n; i++) {
     const int32_t xa = qew_rq((int32_t)((uint32_t)(x[i] - az) << 21), am, ar, ar1);
     const int32_t xb = qew_rq((int32_t)((uint32_t)(z[i] - bz) << 21), bm, br, br1);
