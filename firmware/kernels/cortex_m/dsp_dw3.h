@@ -35,9 +35,16 @@ static inline uint32_t cm_ld32h(const int16_t *p) {
 static inline void cm_st32h(int16_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
 #define CM_DSP_DW3_BUF 2048   /* int16 of widened planes: 4 channels x rows x the padded width (4 KB) */
+#define CM_DSP_DW3_ACC 172    /* int32 sums of one output row: 4 x ceil(OW / 4) */
+typedef struct {
+  int16_t plane[CM_DSP_DW3_BUF];
+  int32_t acc[CM_DSP_DW3_ACC];
+} cm_dw3_scratch;
+#define CM_DSP_DW3_SCRATCH sizeof(cm_dw3_scratch)   /* the call's scratch (on the stack) */
 
 typedef struct {
-  uint32_t a[3], b[3];   /* per kernel row: (2 w0, 2 w1), (2 w1, 2 w2) as int16 pairs */
+  uint32_t ab[3][2];     /* per kernel row: (2 w0, 2 w1), (2 w1, 2 w2) as int16 pairs (cm_dw3_macs reads
+                          * them as 3 doublewords) */
   int32_t bias, bias2;   /* bias + offset x sum of the weights, and twice that (wrapping) */
   int32_t mult, k, rs1;  /* requantisation: k = 2^rs + (out_off << (rs + 1)), rs1 = rs + 1 (fast form) */
   int32_t shift;         /* for the exact form */
@@ -65,62 +72,122 @@ __attribute__((always_inline)) static inline int8_t cm_dw3_rq(int32_t a2, const 
   return (int8_t)v;
 }
 
-/* one channel: nr output rows from its plane r (row pitch WP) */
+#ifdef __OPTIMIZE__   /* 13 registers: r7 is the frame pointer at -O0 */
+/* One kernel row's MACs for 4 outputs, stride 1: LD loads the block's first two words and leaves p 8
+ * bytes past the first (row 0 steps p there, post-indexed); FIRST starts the sums (SMUAD/SMULTB), the
+ * other rows accumulate. */
+#define CM_DW3_S1_ROW(FIRST, KOFF, LD)                                                                     \
+  "ldrd %[A], %[B], [%[k], #" KOFF "]\n\t"                                                                  \
+  "ldrd %[l0], %[l2], " LD "\n\t"                                                                           \
+  FIRST("smuad %[a0], %[l0], %[A]\n\t" "smultb %[a1], %[l0], %[A]\n\t"                                     \
+        "smuad %[a2], %[l2], %[A]\n\t" "smultb %[a3], %[l2], %[A]\n\t",                                    \
+        "smlad %[a0], %[l0], %[A], %[a0]\n\t" "smlatb %[a1], %[l0], %[A], %[a1]\n\t"                       \
+        "smlad %[a2], %[l2], %[A], %[a2]\n\t" "smlatb %[a3], %[l2], %[A], %[a3]\n\t")                      \
+  "ldr %[l0], [%[p]]\n\t"                                                                                   \
+  "smlabt %[a0], %[l2], %[B], %[a0]\n\t" "smlad %[a1], %[l2], %[B], %[a1]\n\t"                            \
+  "smlabt %[a2], %[l0], %[B], %[a2]\n\t" "smlad %[a3], %[l0], %[B], %[a3]\n\t"
+/* stride 2: the block's words l0..l8 at p - 16 .. p (row 0 steps p by 16) */
+#define CM_DW3_S2_ROW(FIRST, KOFF, LD)                                                                     \
+  "ldrd %[A], %[B], [%[k], #" KOFF "]\n\t"                                                                  \
+  "ldrd %[l0], %[l2], " LD "\n\t"                                                                           \
+  FIRST("smuad %[a0], %[l0], %[A]\n\t" "smuad %[a1], %[l2], %[A]\n\t",                                     \
+        "smlad %[a0], %[l0], %[A], %[a0]\n\t" "smlad %[a1], %[l2], %[A], %[a1]\n\t")                       \
+  "smlabt %[a0], %[l2], %[B], %[a0]\n\t"                                                                    \
+  "ldrd %[l0], %[l2], [%[p], #-8]\n\t"                                                                      \
+  "smlabt %[a1], %[l0], %[B], %[a1]\n\t"                                                                    \
+  FIRST("smuad %[a2], %[l0], %[A]\n\t" "smuad %[a3], %[l2], %[A]\n\t",                                     \
+        "smlad %[a2], %[l0], %[A], %[a2]\n\t" "smlad %[a3], %[l2], %[A], %[a3]\n\t")                       \
+  "smlabt %[a2], %[l2], %[B], %[a2]\n\t"                                                                    \
+  "ldr %[l0], [%[p]]\n\t"                                                                                   \
+  "smlabt %[a3], %[l0], %[B], %[a3]\n\t"
+#define CM_DW3_FIRST(x, y) x
+#define CM_DW3_NEXT(x, y) y
+#endif
+
+/* the MACs of one output row, 4 outputs a block (nblk >= 1), into acc: 2 x the taps' sum (the bias is
+ * added by the caller); r: the row's first plane row (word-aligned), ws: the row pitch in bytes */
+__attribute__((always_inline)) static inline void cm_dw3_macs(const int16_t *r, int32_t ws, const cm_dw3_ch *kc,
+                                                              int32_t nblk, int32_t sw, int32_t *acc) {
+#ifdef __OPTIMIZE__
+  const uint32_t *k = &kc->ab[0][0];
+  const char *p = (const char *)r;
+  int32_t *o = acc, *e = acc + 4 * nblk;
+  int32_t a0, a1, a2, a3;
+  uint32_t A, B, l0, l2;
+  if (sw == 1)
+    __asm__ volatile("1:\n\t"
+                     CM_DW3_S1_ROW(CM_DW3_FIRST, "0", "[%[p]], #8") "add %[p], %[p], %[ws]\n\t"
+                     CM_DW3_S1_ROW(CM_DW3_NEXT, "8", "[%[p], #-8]") "add %[p], %[p], %[ws]\n\t"
+                     CM_DW3_S1_ROW(CM_DW3_NEXT, "16", "[%[p], #-8]") "sub %[p], %[p], %[ws], lsl #1\n\t"
+                     "strd %[a2], %[a3], [%[o], #8]\n\t"
+                     "strd %[a0], %[a1], [%[o]], #16\n\t"
+                     "cmp %[o], %[e]\n\t"
+                     "bne 1b\n\t"
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [A] "=&r"(A), [B] "=&r"(B),
+                       [l0] "=&r"(l0), [l2] "=&r"(l2), [p] "+r"(p), [o] "+r"(o)
+                     : [k] "r"(k), [ws] "r"(ws), [e] "r"(e)
+                     : "memory");
+  else
+    __asm__ volatile("1:\n\t"
+                     CM_DW3_S2_ROW(CM_DW3_FIRST, "0", "[%[p]], #16") "add %[p], %[p], %[ws]\n\t"
+                     CM_DW3_S2_ROW(CM_DW3_NEXT, "8", "[%[p], #-16]") "add %[p], %[p], %[ws]\n\t"
+                     CM_DW3_S2_ROW(CM_DW3_NEXT, "16", "[%[p], #-16]") "sub %[p], %[p], %[ws], lsl #1\n\t"
+                     "strd %[a2], %[a3], [%[o], #8]\n\t"
+                     "strd %[a0], %[a1], [%[o]], #16\n\t"
+                     "cmp %[o], %[e]\n\t"
+                     "bne 1b\n\t"
+                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [A] "=&r"(A), [B] "=&r"(B),
+                       [l0] "=&r"(l0), [l2] "=&r"(l2), [p] "+r"(p), [o] "+r"(o)
+                     : [k] "r"(k), [ws] "r"(ws), [e] "r"(e)
+                     : "memory");
+#else
+  const int32_t WP = ws / 2;
+  for (int32_t b = 0; b < nblk; b++, r += 4 * sw) {
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int32_t kr = 0; kr < 3; kr++) {
+      const int16_t *p = r + kr * WP;
+      const int16x2_t A = (int16x2_t)kc->ab[kr][0], B = (int16x2_t)kc->ab[kr][1];
+      const int16x2_t l0 = (int16x2_t)cm_ld32h(p), l2 = (int16x2_t)cm_ld32h(p + 2);
+      const int16x2_t l4 = (int16x2_t)cm_ld32h(p + 4);
+      if (sw == 1) {
+        a0 = __smlad(l0, A, a0); a0 = __smlabt(l2, B, a0);
+        a1 = __smlatb(l0, A, a1); a1 = __smlad(l2, B, a1);
+        a2 = __smlad(l2, A, a2); a2 = __smlabt(l4, B, a2);
+        a3 = __smlatb(l2, A, a3); a3 = __smlad(l4, B, a3);
+      } else {
+        const int16x2_t l6 = (int16x2_t)cm_ld32h(p + 6), l8 = (int16x2_t)cm_ld32h(p + 8);
+        a0 = __smlad(l0, A, a0); a0 = __smlabt(l2, B, a0);
+        a1 = __smlad(l2, A, a1); a1 = __smlabt(l4, B, a1);
+        a2 = __smlad(l4, A, a2); a2 = __smlabt(l6, B, a2);
+        a3 = __smlad(l6, A, a3); a3 = __smlabt(l8, B, a3);
+      }
+    }
+    acc[4 * b] = a0; acc[4 * b + 1] = a1; acc[4 * b + 2] = a2; acc[4 * b + 3] = a3;
+  }
+#endif
+}
+
+/* one channel: nr output rows from its plane r (row pitch WP); acc: CM_DSP_DW3_ACC int32 */
 __attribute__((always_inline)) static inline void cm_dw3_rows(const int16_t *r, const cm_dw3_geo *g, int32_t nr,
                                                               const cm_dw3_ch *kc, int8_t *y, int32_t sw,
                                                               int32_t mode, int32_t out_off, int32_t amin,
-                                                              int32_t amax) {
-  const int32_t WP = g->WP, OW = g->OW, rstep = g->sh * WP;
+                                                              int32_t amax, int32_t *acc) {
+  const int32_t WP = g->WP, OW = g->OW, rstep = g->sh * WP, nblk = (OW + 3) / 4;
   const ptrdiff_t ysh = g->ysh, ysw = g->ysw;
   const cm_dw3_ch k = *kc;   /* a copy: int8 stores could alias *kc */
   for (int32_t i = 0; i < nr; i++, r += rstep, y += ysh) {
-    const int16_t *r0 = r;
+    cm_dw3_macs(r, 2 * WP, &k, nblk, sw, acc);
     int8_t *yp = y;
-    int32_t ow = 0;
-    /* blocks of 4 outputs; the last one may store fewer (its extra reads stay inside the plane) */
-    for (; ow < OW; ow += 4, r0 += 4 * sw) {
-      int32_t a0 = k.bias2, a1 = k.bias2, a2 = k.bias2, a3 = k.bias2;
-      const int16_t *p = r0;
-#pragma GCC unroll 3
-      for (int32_t kr = 0; kr < 3; kr++, p += WP) {
-        const int16x2_t A = (int16x2_t)k.a[kr], B = (int16x2_t)k.b[kr];
-        if (sw == 1) {
-          const int16x2_t l0 = (int16x2_t)cm_ld32h(p), l2 = (int16x2_t)cm_ld32h(p + 2);
-          const int16x2_t l4 = (int16x2_t)cm_ld32h(p + 4);
-          a0 = __smlad(l0, A, a0); a0 = __smlabt(l2, B, a0);
-          a1 = __smlatb(l0, A, a1); a1 = __smlad(l2, B, a1);
-          a2 = __smlad(l2, A, a2); a2 = __smlabt(l4, B, a2);
-          a3 = __smlatb(l2, A, a3); a3 = __smlad(l4, B, a3);
-        } else {
-          const int16x2_t l0 = (int16x2_t)cm_ld32h(p), l2 = (int16x2_t)cm_ld32h(p + 2);
-          const int16x2_t l4 = (int16x2_t)cm_ld32h(p + 4), l6 = (int16x2_t)cm_ld32h(p + 6);
-          const int16x2_t l8 = (int16x2_t)cm_ld32h(p + 8);
-          a0 = __smlad(l0, A, a0); a0 = __smlabt(l2, B, a0);
-          a1 = __smlad(l2, A, a1); a1 = __smlabt(l4, B, a1);
-          a2 = __smlad(l4, A, a2); a2 = __smlabt(l6, B, a2);
-          a3 = __smlad(l6, A, a3); a3 = __smlabt(l8, B, a3);
-        }
-      }
-      const int32_t left = OW - ow;
-      yp[0] = cm_dw3_rq(a0, &k, mode, out_off, amin, amax);
-      if (left >= 4) {
-        yp[ysw] = cm_dw3_rq(a1, &k, mode, out_off, amin, amax);
-        yp[2 * ysw] = cm_dw3_rq(a2, &k, mode, out_off, amin, amax);
-        yp[3 * ysw] = cm_dw3_rq(a3, &k, mode, out_off, amin, amax);
-        yp += 4 * ysw;
-        continue;
-      }
-      if (left > 1) yp[ysw] = cm_dw3_rq(a1, &k, mode, out_off, amin, amax);
-      if (left > 2) yp[2 * ysw] = cm_dw3_rq(a2, &k, mode, out_off, amin, amax);
-    }
+    for (int32_t ow = 0; ow < OW; ow++, yp += ysw)
+      *yp = cm_dw3_rq((int32_t)((uint32_t)acc[ow] + (uint32_t)k.bias2), &k, mode, out_off, amin, amax);
   }
 }
 
 #define CM_DW3_ROWS(name, SW, MODE)                                                                         \
   __attribute__((noinline)) static void name(const int16_t *r, const cm_dw3_geo *g, int32_t nr,           \
                                              const cm_dw3_ch *k, int8_t *y, int32_t out_off, int32_t amin, \
-                                             int32_t amax) {                                               \
-    cm_dw3_rows(r, g, nr, k, y, SW, MODE, out_off, amin, amax);                                          \
+                                             int32_t amax, int32_t *acc) {                                 \
+    cm_dw3_rows(r, g, nr, k, y, SW, MODE, out_off, amin, amax, acc);                                     \
   }
 CM_DW3_ROWS(cm_dw3_rows_s1, 1, 0)
 CM_DW3_ROWS(cm_dw3_rows_s2, 2, 0)
@@ -189,7 +256,7 @@ static bool cm_dw3_geometry(const qconv *c, cm_dw3_geo *g) {
   int64_t WP = (int64_t)g->W + 2 * (int64_t)g->pw;
   if (WP < reach) WP = reach;
   WP += WP & 1;
-  if (WP * 4 * 3 > CM_DSP_DW3_BUF) return false;
+  if (WP * 4 * 3 > CM_DSP_DW3_BUF || blocks * 4 > CM_DSP_DW3_ACC) return false;
   g->WP = (int32_t)WP;
   g->RB = (int32_t)(CM_DSP_DW3_BUF / (WP * 4));
   return true;
@@ -218,8 +285,8 @@ static int32_t cm_dw3_weights(const qconv *c, const cm_dw3_geo *g, int32_t ch, c
   for (int32_t i = 0; i < 3; i++) {   /* kernel row i of the (maybe transposed) window */
     int32_t w[3];
     for (int32_t j = 0; j < 3; j++) w[j] = c->w[(ptrdiff_t)(g->t ? j * 3 + i : i * 3 + j) * C + ch];
-    k->a[i] = ((uint32_t)(2 * w[0]) & 0xFFFFu) | ((uint32_t)(2 * w[1]) << 16);
-    k->b[i] = ((uint32_t)(2 * w[1]) & 0xFFFFu) | ((uint32_t)(2 * w[2]) << 16);
+    k->ab[i][0] = ((uint32_t)(2 * w[0]) & 0xFFFFu) | ((uint32_t)(2 * w[1]) << 16);
+    k->ab[i][1] = ((uint32_t)(2 * w[1]) & 0xFFFFu) | ((uint32_t)(2 * w[2]) << 16);
     ws += w[0] + w[1] + w[2];
   }
   return ws;
@@ -237,17 +304,17 @@ static void cm_dw3_weights4(const qconv *c, const cm_dw3_geo *g, int32_t c0, cm_
       se = __sadd16(se, ve); so = __sadd16(so, vo);
       e[j] = (uint32_t)__sadd16(ve, ve); o[j] = (uint32_t)__sadd16(vo, vo);
     }
-    k[0].a[i] = cm_pk_lo(e[0], e[1]); k[2].a[i] = cm_pk_hi(e[0], e[1]);
-    k[1].a[i] = cm_pk_lo(o[0], o[1]); k[3].a[i] = cm_pk_hi(o[0], o[1]);
-    k[0].b[i] = cm_pk_lo(e[1], e[2]); k[2].b[i] = cm_pk_hi(e[1], e[2]);
-    k[1].b[i] = cm_pk_lo(o[1], o[2]); k[3].b[i] = cm_pk_hi(o[1], o[2]);
+    k[0].ab[i][0] = cm_pk_lo(e[0], e[1]); k[2].ab[i][0] = cm_pk_hi(e[0], e[1]);
+    k[1].ab[i][0] = cm_pk_lo(o[0], o[1]); k[3].ab[i][0] = cm_pk_hi(o[0], o[1]);
+    k[0].ab[i][1] = cm_pk_lo(e[1], e[2]); k[2].ab[i][1] = cm_pk_hi(e[1], e[2]);
+    k[1].ab[i][1] = cm_pk_lo(o[1], o[2]); k[3].ab[i][1] = cm_pk_hi(o[1], o[2]);
   }
   ws[0] = (int16_t)(uint32_t)se; ws[2] = (int32_t)se >> 16;
   ws[1] = (int16_t)(uint32_t)so; ws[3] = (int32_t)so >> 16;
 }
 
 typedef void (*cm_dw3_rows_fn)(const int16_t *, const cm_dw3_geo *, int32_t, const cm_dw3_ch *, int8_t *, int32_t,
-                               int32_t, int32_t);
+                               int32_t, int32_t, int32_t *);
 
 __attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_geo *gp, const int8_t *x, int8_t *y) {
   const cm_dw3_geo g = *gp;
@@ -256,7 +323,8 @@ __attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_ge
   const int16_t pad = (int16_t)-c->in_off;
   const ptrdiff_t cst = (ptrdiff_t)g.RB * g.WP;   /* between the channels' planes */
   const int32_t nb = (g.RB - 3) / g.sh + 1;         /* output rows a band */
-  int16_t buf[CM_DSP_DW3_BUF] __attribute__((aligned(4)));
+  cm_dw3_scratch s __attribute__((aligned(8)));
+  int16_t *buf = s.plane;
   cm_dw3_pad(buf, &g, ((g.OH < nb ? g.OH : nb) - 1) * g.sh + 3, pad);
   for (int32_t n = 0; n < c->y.n; n++)
     for (int32_t c0 = 0; c0 < C; c0 += 4) {
@@ -281,7 +349,7 @@ __attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_ge
           cm_dw3_widen(buf + (ptrdiff_t)i * g.WP, cst, ih >= 0 && ih < g.H ? xq + ih * g.xsh : NULL, &g, nch, pad);
         }
         for (int32_t j = 0; j < nch; j++)
-          fn[j](buf + j * cst, &g, nr, &kc[j], yq + oh * g.ysh + j * c->y.sc, out_off, amin, amax);
+          fn[j](buf + j * cst, &g, nr, &kc[j], yq + oh * g.ysh + j * c->y.sc, out_off, amin, amax, s.acc);
       }
     }
 }
