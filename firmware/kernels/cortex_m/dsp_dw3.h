@@ -42,13 +42,14 @@ typedef struct {
 } cm_dw3_scratch;
 #define CM_DSP_DW3_SCRATCH sizeof(cm_dw3_scratch)   /* the call's scratch (on the stack) */
 
-typedef struct {
+typedef struct {   /* cm_dw3_macs reads it by byte offsets: ab at 0, bias2 at 28 */
   uint32_t ab[3][2];     /* per kernel row: (2 w0, 2 w1), (2 w1, 2 w2) as int16 pairs (cm_dw3_macs reads
                           * them as 3 doublewords) */
   int32_t bias, bias2;   /* bias + offset x sum of the weights, and twice that (wrapping) */
   int32_t mult, k, rs1;  /* requantisation: k = 2^rs + (out_off << (rs + 1)), rs1 = rs + 1 (fast form) */
   int32_t shift;         /* for the exact form */
 } cm_dw3_ch;
+_Static_assert(offsetof(cm_dw3_ch, bias2) == 28, "cm_dw3_macs reads bias2 at byte 28");
 
 /* The geometry of a call, rows being the longer output side (t: transposed) */
 typedef struct {
@@ -74,29 +75,30 @@ __attribute__((always_inline)) static inline int8_t cm_dw3_rq(int32_t a2, const 
 
 #ifdef __OPTIMIZE__   /* 13 registers: r7 is the frame pointer at -O0 */
 /* One kernel row's MACs for 4 outputs, stride 1: LD loads the block's first two words and leaves p 8
- * bytes past the first (row 0 steps p there, post-indexed); FIRST starts the sums (SMUAD/SMULTB), the
- * other rows accumulate. */
+ * bytes past the first (row 0 steps p there, post-indexed); FIRST starts the sums from the bias (2 x,
+ * at byte 28 of cm_dw3_ch), the other rows accumulate. */
 #define CM_DW3_S1_ROW(FIRST, KOFF, LD)                                                                     \
-  "ldrd %[A], %[B], [%[k], #" KOFF "]\n\t"                                                                  \
+  FIRST("ldr %[A], [%[k]]\n\t" "ldr %[B], [%[k], #28]\n\t", "ldrd %[A], %[B], [%[k], #" KOFF "]\n\t")     \
   "ldrd %[l0], %[l2], " LD "\n\t"                                                                           \
-  FIRST("smuad %[a0], %[l0], %[A]\n\t" "smultb %[a1], %[l0], %[A]\n\t"                                     \
-        "smuad %[a2], %[l2], %[A]\n\t" "smultb %[a3], %[l2], %[A]\n\t",                                    \
+  FIRST("smlad %[a0], %[l0], %[A], %[B]\n\t" "smlatb %[a1], %[l0], %[A], %[B]\n\t"                         \
+        "smlad %[a2], %[l2], %[A], %[B]\n\t" "smlatb %[a3], %[l2], %[A], %[B]\n\t"                         \
+        "ldr %[B], [%[k], #4]\n\t",                                                                        \
         "smlad %[a0], %[l0], %[A], %[a0]\n\t" "smlatb %[a1], %[l0], %[A], %[a1]\n\t"                       \
         "smlad %[a2], %[l2], %[A], %[a2]\n\t" "smlatb %[a3], %[l2], %[A], %[a3]\n\t")                      \
   "ldr %[l0], [%[p]]\n\t"                                                                                   \
   "smlabt %[a0], %[l2], %[B], %[a0]\n\t" "smlad %[a1], %[l2], %[B], %[a1]\n\t"                            \
   "smlabt %[a2], %[l0], %[B], %[a2]\n\t" "smlad %[a3], %[l0], %[B], %[a3]\n\t"
-/* stride 2: the block's words l0..l8 at p - 16 .. p (row 0 steps p by 16) */
+/* stride 2: the block's words l0..l8 at p - 16 .. p (row 0 steps p by 16); row 0 puts the bias in a2, a3 */
 #define CM_DW3_S2_ROW(FIRST, KOFF, LD)                                                                     \
+  FIRST("ldr %[l2], [%[k], #28]\n\t" "mov %[a2], %[l2]\n\t" "mov %[a3], %[l2]\n\t", "")                     \
   "ldrd %[A], %[B], [%[k], #" KOFF "]\n\t"                                                                  \
   "ldrd %[l0], %[l2], " LD "\n\t"                                                                           \
-  FIRST("smuad %[a0], %[l0], %[A]\n\t" "smuad %[a1], %[l2], %[A]\n\t",                                     \
+  FIRST("smlad %[a0], %[l0], %[A], %[a2]\n\t" "smlad %[a1], %[l2], %[A], %[a3]\n\t",                       \
         "smlad %[a0], %[l0], %[A], %[a0]\n\t" "smlad %[a1], %[l2], %[A], %[a1]\n\t")                       \
   "smlabt %[a0], %[l2], %[B], %[a0]\n\t"                                                                    \
   "ldrd %[l0], %[l2], [%[p], #-8]\n\t"                                                                      \
   "smlabt %[a1], %[l0], %[B], %[a1]\n\t"                                                                    \
-  FIRST("smuad %[a2], %[l0], %[A]\n\t" "smuad %[a3], %[l2], %[A]\n\t",                                     \
-        "smlad %[a2], %[l0], %[A], %[a2]\n\t" "smlad %[a3], %[l2], %[A], %[a3]\n\t")                       \
+  "smlad %[a2], %[l0], %[A], %[a2]\n\t" "smlad %[a3], %[l2], %[A], %[a3]\n\t"                              \
   "smlabt %[a2], %[l2], %[B], %[a2]\n\t"                                                                    \
   "ldr %[l0], [%[p]]\n\t"                                                                                   \
   "smlabt %[a3], %[l0], %[B], %[a3]\n\t"
@@ -104,8 +106,8 @@ __attribute__((always_inline)) static inline int8_t cm_dw3_rq(int32_t a2, const 
 #define CM_DW3_NEXT(x, y) y
 #endif
 
-/* the MACs of one output row, 4 outputs a block (nblk >= 1), into acc: 2 x the taps' sum (the bias is
- * added by the caller); r: the row's first plane row (word-aligned), ws: the row pitch in bytes */
+/* the MACs of one output row, 4 outputs a block (nblk >= 1), into acc: 2 x (bias + the taps' sum), i.e.
+ * bias2 + the doubled weights' sum; r: the row's first plane row (word-aligned), ws: the row pitch in bytes */
 __attribute__((always_inline)) static inline void cm_dw3_macs(const int16_t *r, int32_t ws, const cm_dw3_ch *kc,
                                                               int32_t nblk, int32_t sw, int32_t *acc) {
 #ifdef __OPTIMIZE__
@@ -143,7 +145,7 @@ __attribute__((always_inline)) static inline void cm_dw3_macs(const int16_t *r, 
 #else
   const int32_t WP = ws / 2;
   for (int32_t b = 0; b < nblk; b++, r += 4 * sw) {
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int32_t a0 = kc->bias2, a1 = kc->bias2, a2 = kc->bias2, a3 = kc->bias2;
     for (int32_t kr = 0; kr < 3; kr++) {
       const int16_t *p = r + kr * WP;
       const int16x2_t A = (int16x2_t)kc->ab[kr][0], B = (int16x2_t)kc->ab[kr][1];
@@ -178,8 +180,13 @@ __attribute__((always_inline)) static inline void cm_dw3_rows(const int16_t *r, 
   for (int32_t i = 0; i < nr; i++, r += rstep, y += ysh) {
     cm_dw3_macs(r, 2 * WP, &k, nblk, sw, acc);
     int8_t *yp = y;
-    for (int32_t ow = 0; ow < OW; ow++, yp += ysw)
-      *yp = cm_dw3_rq((int32_t)((uint32_t)acc[ow] + (uint32_t)k.bias2), &k, mode, out_off, amin, amax);
+    const int32_t *ap = acc, *ae = acc + (OW & ~1);
+    for (; ap < ae; ap += 2, yp += 2 * ysw) {
+      const int32_t v0 = ap[0], v1 = ap[1];
+      yp[0] = cm_dw3_rq(v0, &k, mode, out_off, amin, amax);
+      yp[ysw] = cm_dw3_rq(v1, &k, mode, out_off, amin, amax);
+    }
+    if (OW & 1) *yp = cm_dw3_rq(*ap, &k, mode, out_off, amin, amax);
   }
 }
 
