@@ -37,22 +37,12 @@ static inline int8_t cm_quantize_one(float x, float inv, int32_t zp, int32_t qmi
   if (q > qmax) q = qmax;
   return (int8_t)q;
 }
-#if defined(CM_DSP) && defined(__ARM_FP) && (__ARM_FP & 4)
+#ifdef CM_VCVTR
 /* Cortex-M4F/M33/M7 (single-precision FPU, no MVE): VCVTR converts with the FPSCR rounding mode, which is
  * round to nearest even unless someone changed it (checked per call: then the scalar form runs). NaN
  * gives 0 and values beyond int32 saturate, which the clamp turns into what the 64-bit scalar form
  * gives while zp and the range stay far from int32's limits (checked by the caller). */
 #define CM_QUANT_VCVTR 1
-static inline bool cm_fpscr_nearest(void) {
-  uint32_t f;
-  __asm__ volatile("vmrs %0, fpscr" : "=r"(f));
-  return ((f >> 22) & 3u) == 0u;
-}
-static inline int32_t cm_rint_s32(float v) {
-  float r;
-  __asm__("vcvtr.s32.f32 %0, %1" : "=t"(r) : "t"(v));
-  return (int32_t)et_f32_bits(r);
-}
 __attribute__((noinline)) static void cm_quantize_vcvtr(const float *x, int8_t *y, uint32_t n, float inv, int32_t zp,
                                                         int32_t qmin, int32_t qmax) {
   if (qmin == -128 && qmax == 127) {   /* the int8 range: one SSAT */
