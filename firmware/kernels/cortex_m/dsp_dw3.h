@@ -35,7 +35,7 @@ static inline uint32_t cm_ld32h(const int16_t *p) {
 static inline void cm_st32h(int16_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
 #define CM_DSP_DW3_BUF 2048   /* int16 of widened planes: 4 channels x rows x the padded width (4 KB) */
-#define CM_DSP_DW3_ACC 172    /* int32 sums of one output row: 4 x ceil(OW / 4) */
+#define CM_DSP_DW3_ACC 384    /* int32 sums of a band's output rows: rows x 4 x ceil(OW / 4) */
 typedef struct {
   int16_t plane[CM_DSP_DW3_BUF];
   int32_t acc[CM_DSP_DW3_ACC];
@@ -169,18 +169,21 @@ __attribute__((always_inline)) static inline void cm_dw3_macs(const int16_t *r, 
 #endif
 }
 
-/* one channel: nr output rows from its plane r (row pitch WP); acc: CM_DSP_DW3_ACC int32 */
+/* one channel: nr output rows from its plane r (row pitch WP), nr x 4 x ceil(OW / 4) <= CM_DSP_DW3_ACC:
+ * the MACs of every row into acc first, then their requantisation (fewer values live in each loop) */
 __attribute__((always_inline)) static inline void cm_dw3_rows(const int16_t *r, const cm_dw3_geo *g, int32_t nr,
                                                               const cm_dw3_ch *kc, int8_t *y, int32_t sw,
                                                               int32_t mode, int32_t out_off, int32_t amin,
                                                               int32_t amax, int32_t *acc) {
-  const int32_t WP = g->WP, OW = g->OW, rstep = g->sh * WP, nblk = (OW + 3) / 4;
-  const ptrdiff_t ysh = g->ysh, ysw = g->ysw;
+  const int32_t OW = g->OW, nblk = (OW + 3) / 4, n4 = 4 * nblk, ws = 2 * g->WP;
+  const ptrdiff_t rstep = (ptrdiff_t)g->sh * g->WP, ysh = g->ysh, ysw = g->ysw;
+  int32_t *o = acc;
+  for (int32_t i = 0; i < nr; i++, r += rstep, o += n4) cm_dw3_macs(r, ws, kc, nblk, sw, o);
   const cm_dw3_ch k = *kc;   /* a copy: int8 stores could alias *kc */
-  for (int32_t i = 0; i < nr; i++, r += rstep, y += ysh) {
-    cm_dw3_macs(r, 2 * WP, &k, nblk, sw, acc);
+  const int32_t *ar = acc;
+  for (int32_t i = 0; i < nr; i++, y += ysh, ar += n4) {
     int8_t *yp = y;
-    const int32_t *ap = acc, *ae = acc + (OW & ~1);
+    const int32_t *ap = ar, *ae = ar + (OW & ~1);
     for (; ap < ae; ap += 2, yp += 2 * ysw) {
       const int32_t v0 = ap[0], v1 = ap[1];
       yp[0] = cm_dw3_rq(v0, &k, mode, out_off, amin, amax);
@@ -329,7 +332,9 @@ __attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_ge
   const bool full = amin == -128 && amax == 127, ranged = amin >= -128 && amax <= 127 && amin <= amax;
   const int16_t pad = (int16_t)-c->in_off;
   const ptrdiff_t cst = (ptrdiff_t)g.RB * g.WP;   /* between the channels' planes */
-  const int32_t nb = (g.RB - 3) / g.sh + 1;         /* output rows a band */
+  int32_t nb = (g.RB - 3) / g.sh + 1;               /* output rows a band: the planes' rows and the sums' */
+  const int32_t nacc = CM_DSP_DW3_ACC / (4 * ((g.OW + 3) / 4));
+  if (nb > nacc) nb = nacc;
   cm_dw3_scratch s __attribute__((aligned(8)));
   int16_t *buf = s.plane;
   cm_dw3_pad(buf, &g, ((g.OH < nb ? g.OH : nb) - 1) * g.sh + 3, pad);

@@ -46,7 +46,30 @@ static inline int8_t cm_quantize_one(float x, float inv, int32_t zp, int32_t qmi
 __attribute__((noinline)) static void cm_quantize_vcvtr(const float *x, int8_t *y, uint32_t n, float inv, int32_t zp,
                                                         int32_t qmin, int32_t qmax) {
   if (qmin == -128 && qmax == 127) {   /* the int8 range: one SSAT */
-    for (uint32_t i = 0; i < n; i++) y[i] = (int8_t)__ssat(__qadd(cm_rint_s32(x[i] * inv), zp), 8);
+    uint32_t n4 = n >> 2;
+    if (n4) {   /* 4 a step: one VLDM, two 2-register VMOVs (s8-s11 are caller-saved scratch) */
+      int32_t a, b, c, d;
+      __asm__ volatile("1:\n\t"
+                       "vldmia %[x]!, {s8-s11}\n\t"
+                       "vmul.f32 s8, s8, %[inv]\n\t" "vmul.f32 s9, s9, %[inv]\n\t"
+                       "vmul.f32 s10, s10, %[inv]\n\t" "vmul.f32 s11, s11, %[inv]\n\t"
+                       "vcvtr.s32.f32 s8, s8\n\t" "vcvtr.s32.f32 s9, s9\n\t"
+                       "vcvtr.s32.f32 s10, s10\n\t" "vcvtr.s32.f32 s11, s11\n\t"
+                       "vmov %[a], %[b], s8, s9\n\t" "vmov %[c], %[d], s10, s11\n\t"
+                       "qadd %[a], %[a], %[zp]\n\t" "qadd %[b], %[b], %[zp]\n\t"
+                       "qadd %[c], %[c], %[zp]\n\t" "qadd %[d], %[d], %[zp]\n\t"
+                       "ssat %[a], #8, %[a]\n\t" "ssat %[b], #8, %[b]\n\t"
+                       "ssat %[c], #8, %[c]\n\t" "ssat %[d], #8, %[d]\n\t"
+                       "strb %[a], [%[y]], #1\n\t" "strb %[b], [%[y]], #1\n\t"
+                       "strb %[c], [%[y]], #1\n\t" "strb %[d], [%[y]], #1\n\t"
+                       "subs %[n], %[n], #1\n\t"
+                       "bne 1b\n\t"
+                       : [x] "+r"(x), [y] "+r"(y), [n] "+r"(n4), [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c),
+                         [d] "=&r"(d)
+                       : [inv] "t"(inv), [zp] "r"(zp)
+                       : "s8", "s9", "s10", "s11", "cc", "memory");
+    }
+    for (uint32_t i = 0; i < (n & 3); i++) y[i] = (int8_t)__ssat(__qadd(cm_rint_s32(x[i] * inv), zp), 8);
     return;
   }
   for (uint32_t i = 0; i < n; i++) {
