@@ -302,14 +302,17 @@ static int32_t cm_dw3_weights(const qconv *c, const cm_dw3_geo *g, int32_t ch, c
   return ws;
 }
 
-/* the same for 4 channels at once (a word of weights per tap, 1HWO): sums into ws[0..3] */
-static void cm_dw3_weights4(const qconv *c, const cm_dw3_geo *g, int32_t c0, cm_dw3_ch *k, int32_t *ws) {
-  const int32_t C = c->y.c;
+/* the same for 4 channels at once (a word of weights per tap, 1HWO; tap i of the window's row r at
+ * w + toff[3 r + i]): sums into ws[0..3] */
+__attribute__((always_inline)) static inline void cm_dw3_weights4(const int8_t *w, const ptrdiff_t *toff,
+                                                                  cm_dw3_ch *k, int32_t *ws) {
   int16x2_t se = 0, so = 0;   /* weight sums of channels (0, 2) and (1, 3) */
+#pragma GCC unroll 3
   for (int32_t i = 0; i < 3; i++) {
     uint32_t e[3], o[3];
+#pragma GCC unroll 3
     for (int32_t j = 0; j < 3; j++) {
-      const uint32_t v = cm_ld32(c->w + (ptrdiff_t)(g->t ? j * 3 + i : i * 3 + j) * C + c0);
+      const uint32_t v = cm_ld32(w + toff[3 * i + j]);
       const int16x2_t ve = __sxtb16(v), vo = cm_sxtb16_r8(v);
       se = __sadd16(se, ve); so = __sadd16(so, vo);
       e[j] = (uint32_t)__sadd16(ve, ve); o[j] = (uint32_t)__sadd16(vo, vo);
@@ -338,13 +341,16 @@ __attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_ge
   cm_dw3_scratch s __attribute__((aligned(8)));
   int16_t *buf = s.plane;
   cm_dw3_pad(buf, &g, ((g.OH < nb ? g.OH : nb) - 1) * g.sh + 3, pad);
+  ptrdiff_t toff[9];   /* the window's taps (maybe transposed) in the 1HWO weights */
+  for (int32_t i = 0; i < 3; i++)
+    for (int32_t j = 0; j < 3; j++) toff[3 * i + j] = (ptrdiff_t)(g.t ? j * 3 + i : i * 3 + j) * C;
   for (int32_t n = 0; n < c->y.n; n++)
     for (int32_t c0 = 0; c0 < C; c0 += 4) {
       const int32_t nch = C - c0 < 4 ? C - c0 : 4;
       cm_dw3_ch kc[4];
       cm_dw3_rows_fn fn[4];
       int32_t ws[4];
-      if (nch == 4) cm_dw3_weights4(c, &g, c0, kc, ws);
+      if (nch == 4) cm_dw3_weights4(c->w + c0, toff, kc, ws);
       else
         for (int32_t j = 0; j < nch; j++) ws[j] = cm_dw3_weights(c, &g, c0 + j, &kc[j]);
       for (int32_t j = 0; j < nch; j++) {
