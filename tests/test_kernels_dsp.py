@@ -67,6 +67,7 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x), self.b(x), self.c(x), self.d(x)
 """, (1, 7, 10, 9)),
+    # one input channel, many outputs (im2col + the SMLAD GEMM): DS-CNN's first layer, a 3x3 with an odd count
     "dsp_first": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -112,11 +113,12 @@ class M(torch.nn.Module):
         self.o = torch.nn.Conv2d(13, 13, 3, padding=(2, 1), groups=13)
         self.p = torch.nn.Conv2d(5, 5, 3, padding=1, groups=5)
         self.q = torch.nn.Conv2d(5, 5, 3, stride=2, padding=1, groups=5)
+        self.r = torch.nn.Conv2d(13, 52, 3, padding=1, groups=13)   # multiplier 4: the tap-pair path
     def forward(self, x, u, v, w, t, b):
         return (self.a(x), F.relu(self.b(x)), self.c(x), self.d(x), F.relu6(self.e(x)), self.f(x),
                 F.relu(self.g(u)), self.h(u), self.j(v[:, 1:3]), self.k(v[:, 1:6]),
                 F.relu6(self.l(v)), self.m(w), self.n(x), self.o(x), self.a(t), self.b(t), self.n(t),
-                F.relu(self.p(b)), self.q(b), self.j(v[:, :2, :3, :3]), self.k(v[:, :5, :2, :2]))
+                F.relu(self.p(b)), self.q(b), self.j(v[:, :2, :3, :3]), self.k(v[:, :5, :2, :2]), self.r(x))
 """, [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 3, 3, 140), (1, 13, 25, 5), (1, 5, 21, 60)]),
     # the other int8 ops: quantize (of every input), residual adds (with relu: the direct form; 1295
     # elements: the tables), mul, average pools (global, padded, strided) and max pools, on odd channel counts

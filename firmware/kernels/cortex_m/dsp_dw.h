@@ -261,9 +261,57 @@ __attribute__((noinline)) static void cm_dsp_dw_pix(const qconv *c, const int8_t
     }
 }
 
+/* One input channel and many outputs (a first layer, e.g. DS-CNN's 10x4 on the spectrogram): a dense conv
+ * with K = KH x KW. The weights transposed once per call (OHWI rows of K), the windows of up to
+ * CM_DSP_DW1_COL / K pixels laid out as rows (im2col; padded taps hold the input zero point, which the
+ * offset turns into 0), then the SMLAD GEMM on widened row pairs (cm_dsp_gemm_wide). */
+#define CM_DSP_DW1_W 4096    /* bytes of transposed weights: O x K */
+#define CM_DSP_DW1_COL 1024  /* bytes of windows */
+typedef struct {
+  int8_t w[CM_DSP_DW1_W];
+  int8_t col[CM_DSP_DW1_COL];
+} cm_dw1_scratch;
+#define CM_DSP_DW1_SCRATCH sizeof(cm_dw1_scratch)   /* the call's scratch (on the stack) */
+
+__attribute__((noinline)) static bool cm_dsp_dw1(const qconv *c, const int8_t *x, int8_t *y) {
+  const int32_t KH = c->KH, KW = c->KW, K = KH * KW, O = c->y.c, OW = c->y.w, H = c->x.h, W = c->x.w;
+  const int32_t zp = -c->in_off;
+  if (c->x.c != 1 || O < 2 || (int64_t)K * O > CM_DSP_DW1_W || K > CM_DSP_WK || K > CM_DSP_DW1_COL / 2 ||
+      zp < -128 || zp > 127 || c->y.sh != (ptrdiff_t)OW * c->y.sw)
+    return false;
+  cm_dw1_scratch s __attribute__((aligned(4)));
+  for (int32_t o = 0; o < O; o++)
+    for (int32_t t = 0; t < K; t++) s.w[o * K + t] = c->w[(ptrdiff_t)t * O + o];
+  const cm_dsp_gemm_args g = {s.w, c->bias, NULL, c->mult, c->shift, O, K, c->in_off, c->out_off,
+                              c->amin, c->amax, true};
+  const int32_t P = CM_DSP_DW1_COL / K, npix = c->y.h * OW;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw;
+  for (int32_t n = 0; n < c->y.n; n++) {
+    const int8_t *xn = x + n * c->x.sn;
+    for (int32_t q0 = 0; q0 < npix; q0 += P) {
+      const int32_t m = npix - q0 < P ? npix - q0 : P;
+      int8_t *col = s.col;
+      for (int32_t q = q0; q < q0 + m; q++) {
+        const int32_t ih0 = (q / OW) * c->sh - c->ph, iw0 = (q % OW) * c->sw - c->pw;
+        for (int32_t kh = 0; kh < KH; kh++) {
+          const int32_t ih = ih0 + kh * c->dh;
+          const bool row = ih >= 0 && ih < H;
+          for (int32_t kw = 0; kw < KW; kw++) {
+            const int32_t iw = iw0 + kw * c->dw;
+            *col++ = row && iw >= 0 && iw < W ? xn[ih * xsh + iw * xsw] : (int8_t)zp;
+          }
+        }
+      }
+      cm_dsp_gemm_wide(&g, s.col, K, m, y + n * c->y.sn + q0 * c->y.sw, c->y.sw, c->y.sc);
+    }
+  }
+  return true;
+}
+
 static bool cm_dsp_dw(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t T = c->KH * c->KW;
   if (T > CM_DSP_DW_TAPS || T < 1) return false;
+  if (c->opg >= 4 && cm_dsp_dw1(c, x, y)) return true;
   if (c->opg >= 4) {
     /* the padded taps are 0 after the offset: x + io must fit int16 (it does for int8 zero points) */
     cm_dsp_dw_mult(c, x, y);
