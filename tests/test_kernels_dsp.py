@@ -120,18 +120,19 @@ class M(torch.nn.Module):
                 F.relu6(self.l(v)), self.m(w), self.n(x), self.o(x), self.a(t), self.b(t), self.n(t),
                 F.relu(self.p(b)), self.q(b), self.j(v[:, :2, :3, :3]), self.k(v[:, :5, :2, :2]), self.r(x))
 """, [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 3, 3, 140), (1, 13, 25, 5), (1, 5, 21, 60)]),
-    # the other int8 ops: quantize (of every input), residual adds (with relu: the direct form; 1295
-    # elements: the tables), mul, average pools (global, padded, strided) and max pools, on odd channel counts
+    # the other int8 ops: quantize (of every input), residual adds (45 elements: the direct form; 693
+    # and 1295: the tables; with relu), mul, average pools (global, padded, strided) and max pools, on odd
+    # channel counts
     "dsp_other": ("""
 class M(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.c = torch.nn.Conv2d(7, 7, 1)
-    def forward(self, x, a, b):
+    def forward(self, x, a, b, d):
         y = self.c(x)
         return (F.relu(y + x), a + b, a * b, F.avg_pool2d(y, (y.shape[2], y.shape[3])), F.avg_pool2d(y, 3, 2, 1),
-                F.max_pool2d(y, 3, 2, 1), F.max_pool2d(y, 2))
-""", [(1, 7, 9, 11), (1, 37, 7, 5), (1, 37, 7, 5)]),
+                F.max_pool2d(y, 3, 2, 1), F.max_pool2d(y, 2), d + d * 0.5)
+""", [(1, 7, 9, 11), (1, 37, 7, 5), (1, 37, 7, 5), (1, 5, 3, 3)]),
     # linear: odd K and N, several rows, a vector
     "dsp_linear": ("""
 class M(torch.nn.Module):

@@ -73,7 +73,7 @@ static inline bool qew_zp_ok(int32_t zp) { return zp >= -128 && zp <= 127; }
  * constant k (|out_zp| << 23 at most) so one SSAT gives the int8 range; k is added saturating: where
  * that saturates, the exact value is far outside int8 on the same side. */
 #define QADD_DSP_LUT 256   /* int32 entries a table (two tables: 2 KB of stack) */
-#define QADD_DSP_LUT_MIN 1024   /* elements from which the tables pay for their 512 requantisations */
+#define QADD_DSP_LUT_MIN 384    /* elements from which the tables pay for their 512 requantisations */
 __attribute__((noinline)) static void qadd_dsp(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n,
                                                const int32_t *p) {
   const int32_t az = p[0], am = p[1], ar = 1 << -p[2], ar1 = 1 - p[2], bz = p[3], bm = p[4], br = 1 << -p[5];
