@@ -193,11 +193,13 @@ __attribute__((always_inline)) static inline void cm_dw3_rows(const int16_t *r, 
   }
 }
 
+/* the nch channels of a group (planes cst apart, outputs ysc apart), one requantisation mode for all */
 #define CM_DW3_ROWS(name, SW, MODE)                                                                         \
   __attribute__((noinline)) static void name(const int16_t *r, const cm_dw3_geo *g, int32_t nr,           \
-                                             const cm_dw3_ch *k, int8_t *y, int32_t out_off, int32_t amin, \
-                                             int32_t amax, int32_t *acc) {                                 \
-    cm_dw3_rows(r, g, nr, k, y, SW, MODE, out_off, amin, amax, acc);                                     \
+                                             const cm_dw3_ch *k, int32_t nch, ptrdiff_t cst, int8_t *y,    \
+                                             ptrdiff_t ysc, const int32_t *act, int32_t *acc) {            \
+    for (int32_t j = 0; j < nch; j++)                                                                      \
+      cm_dw3_rows(r + j * cst, g, nr, k + j, y + j * ysc, SW, MODE, act[0], act[1], act[2], acc);          \
   }
 CM_DW3_ROWS(cm_dw3_rows_s1, 1, 0)
 CM_DW3_ROWS(cm_dw3_rows_s2, 2, 0)
@@ -326,13 +328,14 @@ __attribute__((always_inline)) static inline void cm_dw3_weights4(const int8_t *
   ws[1] = (int16_t)(uint32_t)so; ws[3] = (int32_t)so >> 16;
 }
 
-typedef void (*cm_dw3_rows_fn)(const int16_t *, const cm_dw3_geo *, int32_t, const cm_dw3_ch *, int8_t *, int32_t,
-                               int32_t, int32_t, int32_t *);
+typedef void (*cm_dw3_rows_fn)(const int16_t *, const cm_dw3_geo *, int32_t, const cm_dw3_ch *, int32_t, ptrdiff_t,
+                               int8_t *, ptrdiff_t, const int32_t *, int32_t *);
 
 __attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_geo *gp, const int8_t *x, int8_t *y) {
   const cm_dw3_geo g = *gp;
   const int32_t C = c->y.c, out_off = c->out_off, amin = c->amin, amax = c->amax;
   const bool full = amin == -128 && amax == 127, ranged = amin >= -128 && amax <= 127 && amin <= amax;
+  const int32_t act[3] = {out_off, amin, amax};
   const int16_t pad = (int16_t)-c->in_off;
   const ptrdiff_t cst = (ptrdiff_t)g.RB * g.WP;   /* between the channels' planes */
   int32_t nb = (g.RB - 3) / g.sh + 1;               /* output rows a band: the planes' rows and the sums' */
@@ -348,16 +351,15 @@ __attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_ge
     for (int32_t c0 = 0; c0 < C; c0 += 4) {
       const int32_t nch = C - c0 < 4 ? C - c0 : 4;
       cm_dw3_ch kc[4];
-      cm_dw3_rows_fn fn[4];
       int32_t ws[4];
       if (nch == 4) cm_dw3_weights4(c->w + c0, toff, kc, ws);
       else
         for (int32_t j = 0; j < nch; j++) ws[j] = cm_dw3_weights(c, &g, c0 + j, &kc[j]);
-      for (int32_t j = 0; j < nch; j++) {
-        const bool fast = cm_dw3_consts(c, c0 + j, ws[j], &kc[j]);
-        fn[j] = g.sw == 1 ? (!fast ? cm_dw3_rows_s1x : full ? cm_dw3_rows_s1 : ranged ? cm_dw3_rows_s1c : cm_dw3_rows_s1x)
-                          : (!fast ? cm_dw3_rows_s2x : full ? cm_dw3_rows_s2 : ranged ? cm_dw3_rows_s2c : cm_dw3_rows_s2x);
-      }
+      bool fast = true;   /* one channel off the fast form's bounds: the group takes the exact form */
+      for (int32_t j = 0; j < nch; j++) fast = cm_dw3_consts(c, c0 + j, ws[j], &kc[j]) && fast;
+      const cm_dw3_rows_fn fn =
+          g.sw == 1 ? (!fast ? cm_dw3_rows_s1x : full ? cm_dw3_rows_s1 : ranged ? cm_dw3_rows_s1c : cm_dw3_rows_s1x)
+                    : (!fast ? cm_dw3_rows_s2x : full ? cm_dw3_rows_s2 : ranged ? cm_dw3_rows_s2c : cm_dw3_rows_s2x);
       const int8_t *xq = x + n * c->x.sn + c0;
       int8_t *yq = y + n * c->y.sn + c0 * c->y.sc;
       for (int32_t oh = 0; oh < g.OH; oh += nb) {
@@ -366,8 +368,7 @@ __attribute__((noinline)) static void cm_dsp_dw3(const qconv *c, const cm_dw3_ge
           const int32_t ih = ih0 + i;
           cm_dw3_widen(buf + (ptrdiff_t)i * g.WP, cst, ih >= 0 && ih < g.H ? xq + ih * g.xsh : NULL, &g, nch, pad);
         }
-        for (int32_t j = 0; j < nch; j++)
-          fn[j](buf + j * cst, &g, nr, &kc[j], yq + oh * g.ysh + j * c->y.sc, out_off, amin, amax, s.acc);
+        fn(buf, &g, nr, kc, nch, cst, yq + oh * g.ysh, c->y.sc, act, s.acc);
       }
     }
 }
