@@ -57,6 +57,61 @@ CM_HOT static void qmaxpool_cl_mve(const qpool_geo *gp, const int8_t *x, int8_t 
 }
 #endif
 
+#ifdef CM_DSP
+/* Max pool on the DSP cores, channels contiguous: 4 channels a word, a byte-wise max per tap (SSUB8 sets
+ * the lanes' GE flags, SEL picks), taps clipped to the input once per output pixel; lo <= hi in int8. */
+static inline uint32_t qmax4(uint32_t a, uint32_t b) {   /* lane-wise max of signed bytes */
+  (void)__ssub8((int8x4_t)a, (int8x4_t)b);
+  return (uint32_t)__sel((uint8x4_t)a, (uint8x4_t)b);
+}
+__attribute__((noinline)) static void qmaxpool_dsp(const qpool_geo *gp, const int8_t *x, int8_t *y) {
+  const qpool_geo g = *gp;  /* a copy: int8 stores could alias *gp */
+  const ptrdiff_t th = (ptrdiff_t)g.dh * g.xsh, tw = (ptrdiff_t)g.dw * g.xsw;
+  const uint32_t lo4 = (uint32_t)(uint8_t)g.lo * 0x01010101u, hi4 = (uint32_t)(uint8_t)g.hi * 0x01010101u;
+  const int8_t empty = (int8_t)clamp_i32(-129, g.lo, g.hi);
+  for (int32_t oh = 0; oh < g.OH; oh++) {
+    const int32_t ih0 = oh * g.sh - g.ph;
+    int32_t kh0, kh1;
+    tap_range(ih0, g.KH, g.dh, g.H, &kh0, &kh1);
+    for (int32_t ow = 0; ow < g.OW; ow++) {
+      const int32_t iw0 = ow * g.sw - g.pw;
+      int32_t kw0, kw1;
+      tap_range(iw0, g.KW, g.dw, g.W, &kw0, &kw1);
+      int8_t *yp = y + oh * g.ysh + ow * g.ysw;
+      if (kh0 == kh1 || kw0 == kw1) {
+        for (int32_t c = 0; c < g.C; c++) yp[c] = empty;
+        continue;
+      }
+      /* the first tap inside the input; the window origin may lie outside */
+      const int8_t *xp = x + (ptrdiff_t)(ih0 + kh0 * g.dh) * g.xsh + (ptrdiff_t)(iw0 + kw0 * g.dw) * g.xsw;
+      const int32_t nkh = kh1 - kh0, nkw = kw1 - kw0;
+      int32_t c = 0;
+      for (; c + 4 <= g.C; c += 4) {
+        uint32_t m = 0x80808080u;
+        const int8_t *xr = xp + c;
+        for (int32_t i = 0; i < nkh; i++, xr += th) {
+          const int8_t *xt = xr;
+          for (int32_t j = 0; j < nkw; j++, xt += tw) m = qmax4(cm_ld32(xt), m);
+        }
+        m = qmax4(m, lo4);
+        (void)__ssub8((int8x4_t)m, (int8x4_t)hi4);   /* min(m, hi): hi where m >= hi */
+        m = (uint32_t)__sel((uint8x4_t)hi4, (uint8x4_t)m);
+        memcpy(yp + c, &m, 4);
+      }
+      for (; c < g.C; c++) {
+        int32_t m = -128;
+        for (int32_t i = 0; i < nkh; i++)
+          for (int32_t j = 0; j < nkw; j++) {
+            const int32_t v = xp[i * th + j * tw + c];
+            if (v > m) m = v;
+          }
+        yp[c] = (int8_t)clamp_i32(m, g.lo, g.hi);
+      }
+    }
+  }
+}
+#endif
+
 /* quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation,
  *   bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max,
  *   *, Tensor(a!) out) */
@@ -93,6 +148,12 @@ static et_status qmaxpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   if (xsc == 1 && ysc == 1 && lo >= -128 && hi <= 127 && lo <= hi) {
     const qpool_geo g = {C, H, W, KH, KW, dh, dw, sh, sw, ph, pw, OH, OW, lo, hi, xsh, xsw, ysh, ysw};
     for (int32_t n = 0; n < x.n; n++) qmaxpool_cl_mve(&g, xd + n * xsn, yd + n * ysn);
+    return ET_OK;
+  }
+#elif defined(CM_DSP)
+  if (xsc == 1 && ysc == 1 && lo >= -128 && hi <= 127 && lo <= hi) {
+    const qpool_geo g = {C, H, W, KH, KW, dh, dw, sh, sw, ph, pw, OH, OW, lo, hi, xsh, xsw, ysh, ysw};
+    for (int32_t n = 0; n < x.n; n++) qmaxpool_dsp(&g, xd + n * xsn, yd + n * ysn);
     return ET_OK;
   }
 #endif
