@@ -1,12 +1,14 @@
 /* Private to firmware/kernels/cortex_m/: the int8 depthwise convolution on the DSP extension, for
- * depthwise.c. Three paths (cm_dsp_dw picks one; false: neither fits, the portable code runs):
- *  - depth multiplier >= 4 (e.g. a first layer on a one-channel input): per output pixel and input
- *    channel, the window's taps (offset added, padded taps 0) packed as int16 tap pairs on the stack;
- *    4 output channels a pass read one word of weights per tap (1HWO: the channels are contiguous),
- *    widened and paired (SXTB16, PKHBT/PKHTB): 4 SMLAD per tap pair and 4 channels.
- *  - multiplier 1, channels contiguous: pixel by pixel, 4 channels a pass (cm_dsp_dw_pix);
- *  - multiplier 2..3: one output channel at a time, its taps' weights in locals, the input offset
- *    folded as offset x sum(weights) (interior pixels), the 3x3 window unrolled. */
+ * depthwise.c. Paths (cm_dsp_dw picks one; false: none fits, the portable code runs):
+ *  - one input channel, many outputs (a first layer): im2col + the SMLAD GEMM (cm_dsp_dw1);
+ *  - other depth multipliers >= 4: per output pixel and input channel, the window's taps (offset
+ *    added, padded taps 0) packed as int16 tap pairs on the stack; 4 output channels a pass read one
+ *    word of weights per tap (1HWO: the channels are contiguous), widened and paired (SXTB16,
+ *    PKHBT/PKHTB): 4 SMLAD per tap pair and 4 channels;
+ *  - multiplier 1, 3x3, strides 1-2, channels contiguous: int16 planes and SMLAD on tap pairs (dsp_dw3.h);
+ *  - multiplier 1, other kernels, channels contiguous: pixel by pixel, 4 channels a pass (cm_dsp_dw_pix);
+ *  - multiplier 1..3 otherwise: one output channel at a time, its taps' weights in locals, the input
+ *    offset folded as offset x sum(weights) (interior pixels), the 3x3 window unrolled. */
 #ifndef ET_CORTEX_M_DSP_DW_H
 #define ET_CORTEX_M_DSP_DW_H
 #include "dsp_dw3.h"
