@@ -184,6 +184,26 @@ __attribute__((always_inline)) static inline void cm_dw3_rows(const int16_t *r, 
   for (int32_t i = 0; i < nr; i++, y += ysh, ar += n4) {
     int8_t *yp = y;
     const int32_t *ap = ar, *ae = ar + (OW & ~1);
+#ifdef __OPTIMIZE__
+    if (mode == 0 && OW >= 4) {   /* 4 outputs a step: 30 instructions */
+      int32_t n = OW >> 2, a, b, u, v;
+#define CM_DW3_RQ2                                                                                           \
+  "ldrd %[a], %[b], [%[ap]], #8\n\t"                                                                          \
+  "smmulr %[a], %[a], %[m]\n\t" "smmulr %[b], %[b], %[m]\n\t"                                               \
+  "add %[u], %[k], %[a], lsl #1\n\t" "add %[u], %[u], %[a], asr #31\n\t"                                    \
+  "add %[v], %[k], %[b], lsl #1\n\t" "add %[v], %[v], %[b], asr #31\n\t"                                    \
+  "asr %[u], %[u], %[rs]\n\t" "asr %[v], %[v], %[rs]\n\t"                                                   \
+  "ssat %[u], #8, %[u]\n\t" "ssat %[v], #8, %[v]\n\t"                                                       \
+  "strb %[u], [%[y]]\n\t" "strb %[v], [%[y], %[ys]]\n\t"                                                    \
+  "add %[y], %[y], %[ys], lsl #1\n\t"
+      __asm__ volatile("1:\n\t" CM_DW3_RQ2 CM_DW3_RQ2 "subs %[n], %[n], #1\n\t" "bne 1b\n\t"
+                       : [ap] "+r"(ap), [y] "+r"(yp), [n] "+r"(n), [a] "=&r"(a), [b] "=&r"(b), [u] "=&r"(u),
+                         [v] "=&r"(v)
+                       : [m] "r"(k.mult), [k] "r"(k.k), [rs] "r"(k.rs1), [ys] "r"(ysw)
+                       : "cc", "memory");
+#undef CM_DW3_RQ2
+    }
+#endif
     for (; ap < ae; ap += 2, yp += 2 * ysw) {
       const int32_t v0 = ap[0], v1 = ap[1];
       yp[0] = cm_dw3_rq(v0, &k, mode, out_off, amin, amax);
