@@ -134,6 +134,64 @@ CM_HOT static void qmul_mve(const int8_t *x, const int8_t *z, int8_t *y, uint32_
 }
 #endif
 
+#ifdef CM_DSP
+/* cm_requant for shift in [-30, 0] of v2 / 2 (v2 = 2v, |v| < 2^29), as cm_dsp_rq1 computes it: SMMULR(2v, m)
+ * is (v * m + 2^30) >> 31, then the rounding shift by rs = -shift (half away from zero) */
+__attribute__((always_inline)) static inline int32_t qew_rq(int32_t v2, int32_t mult, int32_t rnd, int32_t rs1) {
+  int32_t r;
+  __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(v2), "r"(mult));
+  return ((int32_t)((uint32_t)r << 1) + rnd + (r >> 31)) >> rs1;
+}
+static inline bool qew_rq_ok(int32_t shift) { return shift <= 0 && shift >= -30; }
+static inline bool qew_zp_ok(int32_t zp) { return zp >= -128 && zp <= 127; }
+
+/* quantized_add on the DSP cores: int8 zero points bound |x - zp| by 255, so the shifted inputs
+ * (<< 20) stay below 2^28 and their requantised sum below 2^29: every step takes the fast form. Each
+ * input's requantisation depends on its int8 value alone: for long tensors a table of the 256 values
+ * per input (doubled: their sum is what SMMULR takes), and the output offset folded into the rounding
+ * constant k (|out_zp| << 23 at most) so one SSAT gives the int8 range; k is added saturating: where
+ * that saturates, the exact value is far outside int8 on the same side. */
+#define QADD_DSP_LUT 256   /* int32 entries a table (two tables: 2 KB of stack) */
+#define QADD_DSP_LUT_MIN 384    /* elements from which the tables pay for their 512 requantisations */
+__attribute__((noinline)) static void qadd_dsp(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n,
+                                               const int32_t *p) {
+  const int32_t az = p[0], am = p[1], ar = 1 << -p[2], ar1 = 1 - p[2], bz = p[3], bm = p[4], br = 1 << -p[5];
+  const int32_t br1 = 1 - p[5], oz = p[6], om = p[7], orr = 1 << -p[8], or1 = 1 - p[8], lo = p[9], hi = p[10];
+  const bool full = lo == -128 && hi == 127;
+  if (n >= QADD_DSP_LUT_MIN && full && or1 <= 23 && oz >= -128 && oz <= 127) {
+    int32_t lut[2][QADD_DSP_LUT];
+    for (int32_t v = -128; v < 128; v++) {
+      lut[0][v + 128] = 2 * qew_rq((int32_t)((uint32_t)(v - az) << 21), am, ar, ar1);
+      lut[1][v + 128] = 2 * qew_rq((int32_t)((uint32_t)(v - bz) << 21), bm, br, br1);
+    }
+    const int32_t *ta = lut[0] + 128, *tb = lut[1] + 128;
+    const int32_t k = orr + (int32_t)((uint32_t)oz << or1);
+    for (uint32_t i = 0; i < n; i++) {
+      int32_t r;
+      __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(ta[x[i]] + tb[z[i]]), "r"(om));
+      y[i] = (int8_t)__ssat(__qadd((int32_t)((uint32_t)r << 1) + (r >> 31), k) >> or1, 8);
+    }
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const int32_t xa = qew_rq((int32_t)((uint32_t)(x[i] - az) << 21), am, ar, ar1);
+    const int32_t xb = qew_rq((int32_t)((uint32_t)(z[i] - bz) << 21), bm, br, br1);
+    const int32_t r = (int32_t)((uint32_t)qew_rq((int32_t)((uint32_t)(xa + xb) << 1), om, orr, or1) + (uint32_t)oz);
+    y[i] = (int8_t)(full ? __ssat(r, 8) : clamp_i32(r, lo, hi));
+  }
+}
+
+/* quantized_mul: |(x - az)(z - bz)| <= 255^2 */
+__attribute__((noinline)) static void qmul_dsp(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n, int32_t az,
+                                               int32_t bz, int32_t oz, int32_t om, int32_t os) {
+  const int32_t rnd = 1 << -os, rs1 = 1 - os;
+  for (uint32_t i = 0; i < n; i++) {
+    const int32_t pr = (x[i] - az) * (z[i] - bz);
+    y[i] = (int8_t)__ssat((int32_t)((uint32_t)qew_rq(pr * 2, om, rnd, rs1) + (uint32_t)oz), 8);
+  }
+}
+#endif
+
 /* quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other,
  *   int other_zero_point, int other_multiplier, int other_shift, int output_zero_point,
  *   int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) */
@@ -154,6 +212,13 @@ ET_OP("cortex_m::quantized_add.out", k_cm_quantized_add_out) {
       ew_flat(&w, a, b, out)) {
     const int32_t p[11] = {az, am, as, bz, bm, bs, oz, om, os, lo, hi};
     qadd_mve(x, z, y, (uint32_t)w.n, p);
+    return ET_OK;
+  }
+#elif defined(CM_DSP)
+  if (qew_zp_ok(az) && qew_zp_ok(bz) && qew_rq_ok(as) && qew_rq_ok(bs) && qew_rq_ok(os) && w.n <= UINT32_MAX &&
+      ew_flat(&w, a, b, out)) {
+    const int32_t p[11] = {az, am, as, bz, bm, bs, oz, om, os, lo, hi};
+    qadd_dsp(x, z, y, (uint32_t)w.n, p);
     return ET_OK;
   }
 #endif
@@ -183,6 +248,11 @@ ET_OP("cortex_m::quantized_mul.out", k_cm_quantized_mul_out) {
 #ifdef CM_MVE
   if (qadd_req_ok(om, os) && w.n <= UINT32_MAX && ew_flat(&w, a, b, out)) {
     qmul_mve(x, z, y, (uint32_t)w.n, az, bz, oz, om, os);
+    return ET_OK;
+  }
+#elif defined(CM_DSP)
+  if (qew_zp_ok(az) && qew_zp_ok(bz) && qew_rq_ok(os) && w.n <= UINT32_MAX && ew_flat(&w, a, b, out)) {
+    qmul_dsp(x, z, y, (uint32_t)w.n, az, bz, oz, om, os);
     return ET_OK;
   }
 #endif

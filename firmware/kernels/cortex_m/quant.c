@@ -80,6 +80,49 @@ static inline int8_t cm_quantize_one(float x, float inv, int32_t zp, int32_t qmi
   if (q > qmax) q = qmax;
   return (int8_t)q;
 }
+#ifdef CM_VCVTR
+/* Cortex-M4F/M33/M7 (single-precision FPU, no MVE): VCVTR converts with the FPSCR rounding mode, which is
+ * round to nearest even unless someone changed it (checked per call: then the scalar form runs). NaN
+ * gives 0 and values beyond int32 saturate, which the clamp turns into what the 64-bit scalar form
+ * gives while zp and the range stay far from int32's limits (checked by the caller). */
+#define CM_QUANT_VCVTR 1
+__attribute__((noinline)) static void cm_quantize_vcvtr(const float *x, int8_t *y, uint32_t n, float inv, int32_t zp,
+                                                        int32_t qmin, int32_t qmax) {
+  if (qmin == -128 && qmax == 127) {   /* the int8 range: one SSAT */
+    uint32_t n4 = n >> 2;
+    if (n4) {   /* 4 a step: one VLDM, two 2-register VMOVs (s8-s11 are caller-saved scratch) */
+      int32_t a, b, c, d;
+      __asm__ volatile("1:\n\t"
+                       "vldmia %[x]!, {s8-s11}\n\t"
+                       "vmul.f32 s8, s8, %[inv]\n\t" "vmul.f32 s9, s9, %[inv]\n\t"
+                       "vmul.f32 s10, s10, %[inv]\n\t" "vmul.f32 s11, s11, %[inv]\n\t"
+                       "vcvtr.s32.f32 s8, s8\n\t" "vcvtr.s32.f32 s9, s9\n\t"
+                       "vcvtr.s32.f32 s10, s10\n\t" "vcvtr.s32.f32 s11, s11\n\t"
+                       "vmov %[a], %[b], s8, s9\n\t" "vmov %[c], %[d], s10, s11\n\t"
+                       "qadd %[a], %[a], %[zp]\n\t" "qadd %[b], %[b], %[zp]\n\t"
+                       "qadd %[c], %[c], %[zp]\n\t" "qadd %[d], %[d], %[zp]\n\t"
+                       "ssat %[a], #8, %[a]\n\t" "ssat %[b], #8, %[b]\n\t"
+                       "ssat %[c], #8, %[c]\n\t" "ssat %[d], #8, %[d]\n\t"
+                       "strb %[a], [%[y]], #1\n\t" "strb %[b], [%[y]], #1\n\t"
+                       "strb %[c], [%[y]], #1\n\t" "strb %[d], [%[y]], #1\n\t"
+                       "subs %[n], %[n], #1\n\t"
+                       "bne 1b\n\t"
+                       : [x] "+r"(x), [y] "+r"(y), [n] "+r"(n4), [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c),
+                         [d] "=&r"(d)
+                       : [inv] "t"(inv), [zp] "r"(zp)
+                       : "s8", "s9", "s10", "s11", "cc", "memory");
+    }
+    for (uint32_t i = 0; i < (n & 3); i++) y[i] = (int8_t)__ssat(__qadd(cm_rint_s32(x[i] * inv), zp), 8);
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    int32_t q = __qadd(cm_rint_s32(x[i] * inv), zp);
+    q = q < qmin ? qmin : q;   /* in the scalar form's order (qmin > qmax gives qmax) */
+    y[i] = (int8_t)(q > qmax ? qmax : q);
+  }
+}
+#endif
+
 /* ---------------------------------------------------------------- quantize / dequantize */
 
 /* quantize_per_tensor.out(Tensor input, float scale, int zero_point, int quant_min, int quant_max,
@@ -122,6 +165,13 @@ ET_OP("cortex_m::quantize_per_tensor.out", k_cm_quantize_per_tensor_out) {
       const int32x4_t q = vqaddq_n_s32(vcvtnq_s32_f32(vmulq_n_f32(vldrwq_z_f32(x + i, p), inv)), zp);
       vstrbq_p_s32(y + i, vminq_s32(vmaxq_s32(q, lo), hi), p);
     }
+    return ET_OK;
+  }
+#endif
+#ifdef CM_QUANT_VCVTR
+  if (zp >= -(1 << 24) && zp <= (1 << 24) && qmin >= -(1 << 30) && qmax <= (1 << 30) && n <= UINT32_MAX &&
+      cm_fpscr_nearest()) {
+    cm_quantize_vcvtr(x, y, (uint32_t)n, inv, zp, qmin, qmax);
     return ET_OK;
   }
 #endif
