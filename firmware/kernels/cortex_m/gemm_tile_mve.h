@@ -148,6 +148,74 @@ __attribute__((noinline)) static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, 
 #undef QT_1X4_TAIL
 #undef QT_1X4_REST
 #undef QT_1X4_OPERANDS
+
+/* Rows of 17..32 bytes: four pixels x two channels a pass, the two channels' rows held in q4-q7 (the
+ * second vector of each loaded with zeros past K); per pixel one whole and one predicated input load
+ * (P0 set once), four vmladava; the eight sums go to words `half` and `half + 1` of S's [pixel][4]
+ * (strd, post-incremented). 39 instructions per 8 outputs. k8: the two constants, four times; w0, w1:
+ * the channels' rows; xs == 0 repeats one pixel (a last partial quad). */
+__attribute__((noinline)) static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_t *w0,
+                                                 const int8_t *w1, int32_t K, const int32_t *k8, int32_t *S) {
+  register const int8_t *rx __asm__("r1") = x;
+  register ptrdiff_t rxs __asm__("r3") = xs;
+  register int32_t *rs __asm__("r5") = S;
+  register const int32_t *rk __asm__("r7") = k8;
+  register int32_t rn __asm__("r9") = quads;
+  register const int8_t *r0 __asm__("r0") = w0;
+  register const int8_t *r2 __asm__("r2") = w1;
+  register int32_t r4 __asm__("r4") = K - 16;
+  __asm__ volatile(
+      "vctp.8 r4\n\t"
+      "vldrb.u8 q4, [r0]\n\t"
+      "vldrb.u8 q6, [r2]\n\t"
+      "vpstt\n\t"
+      "vldrbt.u8 q5, [r0, #16]\n\t"
+      "vldrbt.u8 q7, [r2, #16]\n"
+      "1:\n\t"
+      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r0, q0, q4\n\t"
+      "vmladava.s8 r0, q1, q5\n\t"
+      "vmladava.s8 r2, q0, q6\n\t"
+      "vmladava.s8 r2, q1, q7\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r4, q0, q4\n\t"
+      "vmladava.s8 r4, q1, q5\n\t"
+      "vmladava.s8 r6, q0, q6\n\t"
+      "vmladava.s8 r6, q1, q7\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r8, q0, q4\n\t"
+      "vmladava.s8 r8, q1, q5\n\t"
+      "vmladava.s8 r10, q0, q6\n\t"
+      "vmladava.s8 r10, q1, q7\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r12, q0, q4\n\t"
+      "vmladava.s8 r12, q1, q5\n\t"
+      "vmladava.s8 lr, q0, q6\n\t"
+      "vmladava.s8 lr, q1, q7\n\t"
+      "strd r0, r2, [r5], #16\n\t"
+      "strd r4, r6, [r5], #16\n\t"
+      "strd r8, r10, [r5], #16\n\t"
+      "strd r12, lr, [r5], #16\n\t"
+      "subs r9, r9, #1\n\t"
+      "bne 1b"
+      : "+r"(rx), "+r"(rs), "+r"(rn), "+r"(r0), "+r"(r2), "+r"(r4)
+      : "r"(rxs), "r"(rk)
+      : "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
+        "memory", "cc");
+}
 #else
 #define QT_ASM 0
 typedef struct { int32_t c[4]; const int8_t *w[4]; } qt_blk;
@@ -157,6 +225,10 @@ static void qt_sums4(const int8_t *x0, const int8_t *x1, ptrdiff_t xs2, int32_t 
 }
 static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, int32_t np, int32_t K, qt_blk *blk, int32_t *S) {
   (void)x; (void)xs; (void)np; (void)K; (void)blk; (void)S;
+}
+static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_t *w0, const int8_t *w1, int32_t K,
+                       const int32_t *k8, int32_t *S) {
+  (void)x; (void)xs; (void)quads; (void)w0; (void)w1; (void)K; (void)k8; (void)S;
 }
 #endif
 
@@ -345,7 +417,15 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
     for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
       const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
       const int8_t *xp = x + (ptrdiff_t)p0 * xs;
-      if (K > 16) {
+      if (K > 16 && K <= 32) {  /* two channels at a time, four pixels a pass, a last partial quad pixel by pixel */
+        for (int32_t h = 0; h < (live > 2 ? 2 : 1); h++) {
+          int32_t kh[8];
+          for (int32_t i = 0; i < 8; i += 2) { kh[i] = k8[2 * h]; kh[i + 1] = k8[2 * h + 1]; }
+          const int8_t *wa = blk.w[2 * h], *wb = blk.w[2 * h + 1];
+          if (n >= 4) qt_sums4x2(xp, xs, n >> 2, wa, wb, K, kh, S + 2 * h);
+          for (int32_t p = n & ~3; p < n; p++) qt_sums4x2(xp + (ptrdiff_t)p * xs, 0, 1, wa, wb, K, kh, S + 4 * p + 2 * h);
+        }
+      } else if (K > 16) {
         qt_sums1x4(xp, xs, n, K, &blk, S);
       } else {
         if (n >= 2) qt_sums4(xp, xp + xs, 2 * xs, n >> 1, w, K, k8, S);
