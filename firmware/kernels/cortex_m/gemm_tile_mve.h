@@ -1,16 +1,17 @@
-/* Private to firmware/kernels/cortex_m/ (included by cm_gemm.h): the Helium int8 GEMM for short rows
- * (K <= 16 input bytes a pixel), in two phases per group of four output channels and tile of pixels:
- *  1. sums: the group's four weight rows stay in q4-q7 for the whole tile; two pixels a pass, one
- *     predicated input load each, eight vmladava onto the channels' constants (bias + in_off * sum(w)),
- *     one stm of the eight sums into the tile buffer ([pixel][4] int32);
- *  2. requantisation with the pixels on the lanes: vld4 turns four pixels' sums around (one vector a
- *     channel), so the channel's multiplier and shift are scalars (vqrdmlah folds the round-half-away
- *     correction into the multiply: three instructions per four outputs), the narrows interleave the
- *     four channels into one word per pixel, and one scatter store writes the four pixels.
+/* Private to firmware/kernels/cortex_m/ (included by cm_gemm.h): the two-phase Helium int8 GEMM, per
+ * group of four output channels and tile of pixels:
+ *  1. sums into the tile buffer ([pixel][4] int32), each starting at the channel's constant
+ *     (bias + in_off * sum(w)): rows of K <= 16 bytes with the four weight rows held in q4-q7, two
+ *     pixels a pass (qt_sums4); 17..32 bytes two channels' rows in q4-q7, four pixels a pass
+ *     (qt_sums4x2); longer rows one pixel x four streamed weight rows a pass (qt_sums1x4);
+ *  2. requantisation with the pixels on the lanes (gemm_requant_mve.h): vld4 turns four pixels' sums
+ *     around (one vector a channel), so the channel's multiplier and shift are scalars (vqrdmlah folds
+ *     the round-half-away correction into the multiply: three instructions per four outputs), the
+ *     narrows interleave the four channels into one word per pixel, one scatter store writes four pixels.
  * The clamp to [amin, amax] rides on the saturating narrows: (v + out_off - amin) saturated to uint8 is
- * clamp(v + out_off, amin, amin + 255) - amin; the upper bound is a vmin in uint8 (see
- * qt_requant4). Per output: ~2 instructions of sums (K <= 16) and ~2 of requantisation, where the fused
- * pass of cm_gemm.h spends ~6 on the pass bookkeeping and requantisation of two half-used vectors. */
+ * clamp(v + out_off, amin, amin + 255) - amin; the upper bound is a vmin in uint8. Per output: ~2
+ * instructions of sums (K <= 16) and ~2 of requantisation, where the fused pass (gemm_fused_mve.h)
+ * spends ~6 on the pass bookkeeping and requantisation of two half-used vectors. */
 #ifndef ET_CORTEX_M_GEMM_TILE_MVE_H
 #define ET_CORTEX_M_GEMM_TILE_MVE_H
 
