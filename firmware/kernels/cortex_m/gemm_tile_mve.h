@@ -1,16 +1,17 @@
-/* Private to firmware/kernels/cortex_m/ (included by cm_gemm.h): the Helium int8 GEMM for short rows
- * (K <= 16 input bytes a pixel), in two phases per group of four output channels and tile of pixels:
- *  1. sums: the group's four weight rows stay in q4-q7 for the whole tile; two pixels a pass, one
- *     predicated input load each, eight vmladava onto the channels' constants (bias + in_off * sum(w)),
- *     one stm of the eight sums into the tile buffer ([pixel][4] int32);
- *  2. requantisation with the pixels on the lanes: vld4 turns four pixels' sums around (one vector a
- *     channel), so the channel's multiplier and shift are scalars (vqrdmlah folds the round-half-away
- *     correction into the multiply: three instructions per four outputs), the narrows interleave the
- *     four channels into one word per pixel, and one scatter store writes the four pixels.
+/* Private to firmware/kernels/cortex_m/ (included by cm_gemm.h): the two-phase Helium int8 GEMM, per
+ * group of four output channels and tile of pixels:
+ *  1. sums into the tile buffer ([pixel][4] int32), each starting at the channel's constant
+ *     (bias + in_off * sum(w)): rows of K <= 16 bytes with the four weight rows held in q4-q7, two
+ *     pixels a pass (qt_sums4); 17..32 bytes two channels' rows in q4-q7, four pixels a pass
+ *     (qt_sums4x2); longer rows one pixel x four streamed weight rows a pass (qt_sums1x4);
+ *  2. requantisation with the pixels on the lanes (gemm_requant_mve.h): vld4 turns four pixels' sums
+ *     around (one vector a channel), so the channel's multiplier and shift are scalars (vqrdmlah folds
+ *     the round-half-away correction into the multiply: three instructions per four outputs), the
+ *     narrows interleave the four channels into one word per pixel, one scatter store writes four pixels.
  * The clamp to [amin, amax] rides on the saturating narrows: (v + out_off - amin) saturated to uint8 is
- * clamp(v + out_off, amin, amin + 255) - amin; the upper bound is a vmin in uint8 (see
- * qt_requant4). Per output: ~2 instructions of sums (K <= 16) and ~2 of requantisation, where the fused
- * pass of cm_gemm.h spends ~6 on the pass bookkeeping and requantisation of two half-used vectors. */
+ * clamp(v + out_off, amin, amin + 255) - amin; the upper bound is a vmin in uint8. Per output: ~2
+ * instructions of sums (K <= 16) and ~2 of requantisation, where the fused pass (gemm_fused_mve.h)
+ * spends ~6 on the pass bookkeeping and requantisation of two half-used vectors. */
 #ifndef ET_CORTEX_M_GEMM_TILE_MVE_H
 #define ET_CORTEX_M_GEMM_TILE_MVE_H
 
@@ -148,6 +149,74 @@ __attribute__((noinline)) static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, 
 #undef QT_1X4_TAIL
 #undef QT_1X4_REST
 #undef QT_1X4_OPERANDS
+
+/* Rows of 17..32 bytes: four pixels x two channels a pass, the two channels' rows held in q4-q7 (the
+ * second vector of each loaded with zeros past K); per pixel one whole and one predicated input load
+ * (P0 set once), four vmladava; the eight sums go to words `half` and `half + 1` of S's [pixel][4]
+ * (strd, post-incremented). 39 instructions per 8 outputs. k8: the two constants, four times; w0, w1:
+ * the channels' rows; xs == 0 repeats one pixel (a last partial quad). */
+__attribute__((noinline)) static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_t *w0,
+                                                 const int8_t *w1, int32_t K, const int32_t *k8, int32_t *S) {
+  register const int8_t *rx __asm__("r1") = x;
+  register ptrdiff_t rxs __asm__("r3") = xs;
+  register int32_t *rs __asm__("r5") = S;
+  register const int32_t *rk __asm__("r7") = k8;
+  register int32_t rn __asm__("r9") = quads;
+  register const int8_t *r0 __asm__("r0") = w0;
+  register const int8_t *r2 __asm__("r2") = w1;
+  register int32_t r4 __asm__("r4") = K - 16;
+  __asm__ volatile(
+      "vctp.8 r4\n\t"
+      "vldrb.u8 q4, [r0]\n\t"
+      "vldrb.u8 q6, [r2]\n\t"
+      "vpstt\n\t"
+      "vldrbt.u8 q5, [r0, #16]\n\t"
+      "vldrbt.u8 q7, [r2, #16]\n"
+      "1:\n\t"
+      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r0, q0, q4\n\t"
+      "vmladava.s8 r0, q1, q5\n\t"
+      "vmladava.s8 r2, q0, q6\n\t"
+      "vmladava.s8 r2, q1, q7\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r4, q0, q4\n\t"
+      "vmladava.s8 r4, q1, q5\n\t"
+      "vmladava.s8 r6, q0, q6\n\t"
+      "vmladava.s8 r6, q1, q7\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r8, q0, q4\n\t"
+      "vmladava.s8 r8, q1, q5\n\t"
+      "vmladava.s8 r10, q0, q6\n\t"
+      "vmladava.s8 r10, q1, q7\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r12, q0, q4\n\t"
+      "vmladava.s8 r12, q1, q5\n\t"
+      "vmladava.s8 lr, q0, q6\n\t"
+      "vmladava.s8 lr, q1, q7\n\t"
+      "strd r0, r2, [r5], #16\n\t"
+      "strd r4, r6, [r5], #16\n\t"
+      "strd r8, r10, [r5], #16\n\t"
+      "strd r12, lr, [r5], #16\n\t"
+      "subs r9, r9, #1\n\t"
+      "bne 1b"
+      : "+r"(rx), "+r"(rs), "+r"(rn), "+r"(r0), "+r"(r2), "+r"(r4)
+      : "r"(rxs), "r"(rk)
+      : "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
+        "memory", "cc");
+}
 #else
 #define QT_ASM 0
 typedef struct { int32_t c[4]; const int8_t *w[4]; } qt_blk;
@@ -158,109 +227,13 @@ static void qt_sums4(const int8_t *x0, const int8_t *x1, ptrdiff_t xs2, int32_t 
 static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, int32_t np, int32_t K, qt_blk *blk, int32_t *S) {
   (void)x; (void)xs; (void)np; (void)K; (void)blk; (void)S;
 }
-#endif
-
-/* The group's output parameters: scalars per channel, and the clamp folded into byte constants */
-typedef struct {
-  int32_t m[4], s[4];  /* 0, 16: a partial group's (qt_requant1) */
-  uint32_t off[4];     /* 32: byte offsets of four output pixels */
-  uint8_t d[16];       /* 48: amax - amin, on every byte */
-  int32_t c16;         /* 64: out_off - amin */
-  int32_t lo;          /* 68: amin */
-  int32_t n4, rem;     /* 72: whole quads and pixels left of a run (qt_requant4) */
-} qt_out;
-_Static_assert(offsetof(qt_out, off) == 32 && offsetof(qt_out, d) == 48 && offsetof(qt_out, n4) == 72,
-               "qt_requant4 offsets");
-
-/* np pixels' four channels from S ([pixel][4]) to y + p * ys (word-aligned, ys a multiple of 4), in asm:
- * 29 instructions per 16 outputs; a last partial quad the same with its store predicated. q6 holds the
- * four pixels' addresses. The clamp: (v + out_off - amin) saturated to uint8 (the narrows), min
- * amax - amin, + amin, mod 256. */
-#if QT_ASM
-#define QT_REQ4_BODY \
-      "vld40.32 {q0, q1, q2, q3}, [r8]\n\t" \
-      "vld41.32 {q0, q1, q2, q3}, [r8]\n\t" \
-      "vld42.32 {q0, q1, q2, q3}, [r8]\n\t" \
-      "vld43.32 {q0, q1, q2, q3}, [r8]!\n\t" \
-      "vshr.s32 q4, q0, #31\n\t" \
-      "vqrdmlah.s32 q4, q0, r0\n\t" \
-      "vshr.s32 q5, q2, #31\n\t" \
-      "vqrdmlah.s32 q5, q2, r2\n\t" \
-      "vrshl.s32 q4, r4\n\t" \
-      "vrshl.s32 q5, r6\n\t" \
-      "vqmovnb.s32 q0, q4\n\t" \
-      "vqmovnt.s32 q0, q5\n\t" \
-      "vshr.s32 q4, q1, #31\n\t" \
-      "vqrdmlah.s32 q4, q1, r1\n\t" \
-      "vshr.s32 q5, q3, #31\n\t" \
-      "vqrdmlah.s32 q5, q3, r3\n\t" \
-      "vrshl.s32 q4, r5\n\t" \
-      "vrshl.s32 q5, r7\n\t" \
-      "vqmovnb.s32 q1, q4\n\t" \
-      "vqmovnt.s32 q1, q5\n\t" \
-      "vqadd.s16 q0, q0, r11\n\t" \
-      "vqadd.s16 q1, q1, r11\n\t" \
-      "vqmovunb.s16 q2, q0\n\t" \
-      "vqmovunt.s16 q2, q1\n\t" \
-      "vmin.u8 q2, q2, q7\n\t" \
-      "vadd.i8 q2, q2, r12\n\t"
-__attribute__((noinline)) static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o,
-                                                  const int32_t *mult, const int32_t *shift) {
-  o->n4 = np >> 2;
-  o->rem = np & 3;
-  register qt_out *ro __asm__("r0") = o;
-  register const int32_t *rm __asm__("r2") = mult;
-  register const int32_t *rsh __asm__("r4") = shift;
-  register const int32_t *rs __asm__("r8") = S;
-  register int8_t *ry __asm__("r9") = y;
-  register int32_t rys __asm__("r10") = 4 * ys;
-  register int32_t rc __asm__("r11") = o->c16;
-  register int32_t rlo __asm__("r12") = o->lo;
-  __asm__ volatile(
-      "vldrw.u32 q6, [r0, #32]\n\t"
-      "vldrw.u32 q7, [r0, #48]\n\t"
-      "vadd.i32 q6, q6, r9\n\t"
-      "ldrd lr, r9, [r0, #72]\n\t"
-      "ldm r2, {r0, r1, r2, r3}\n\t"
-      "ldm r4, {r4, r5, r6, r7}\n\t"
-      "wls lr, lr, 2f\n"
-      "1:\n\t"
-      QT_REQ4_BODY
-      "vstrw.32 q2, [q6]\n\t"
-      "vadd.i32 q6, q6, r10\n\t"
-      "le lr, 1b\n"
-      "2:\n\t"
-      "cmp r9, #0\n\t"
-      "beq 3f\n\t"
-      QT_REQ4_BODY
-      "vctp.32 r9\n\t"
-      "vpst\n\t"
-      "vstrwt.32 q2, [q6]\n"
-      "3:"
-      : "+r"(ro), "+r"(rs), "+r"(ry), "+r"(rm), "+r"(rsh)
-      : "r"(rys), "r"(rc), "r"(rlo)
-      : "r1", "r3", "r5", "r6", "r7", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9",
-        "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
-}
-#undef QT_REQ4_BODY
-#else
-static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o, const int32_t *mult,
-                        const int32_t *shift) {
-  (void)S; (void)np; (void)y; (void)ys; (void)o; (void)mult; (void)shift;
+static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_t *w0, const int8_t *w1, int32_t K,
+                       const int32_t *k8, int32_t *S) {
+  (void)x; (void)xs; (void)quads; (void)w0; (void)w1; (void)K; (void)k8; (void)S;
 }
 #endif
 
-/* one channel (word c of S's [pixel][4]) of np pixels to y + p * ys */
-CM_HOT static void qt_requant1(const int32_t *S, int32_t np, int8_t *y, int32_t ys, int32_t m, int32_t s, int32_t oo,
-                               int32_t lo, int32_t hi) {
-  const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys), soff = vmulq_n_u32(vidupq_n_u32(0, 1), 16u);
-  const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
-  for (int32_t p = 0; p < np; p += 4, S += 16, y += 4 * ys) {
-    const int32x4_t v = vldrwq_gather_offset_s32(S, soff);
-    const int32x4_t r = vqaddq_n_s32(vrshlq_n_s32(vqrdmlahq_n_s32(vshrq_n_s32(v, 31), v, m), s), oo);
-    vstrbq_scatter_offset_p_s32(y, off, vminq_s32(vmaxq_s32(r, vlo), vhi), vctp32q((uint32_t)(np - p)));
-  }
-}
+#include "gemm_requant_mve.h"
 
 /* k[i] = bias + in_off * sum(w) of channels oc .. oc+3 (past `live` the last one repeats), wrapping like
  * the 32-bit accumulator: whole 16-byte trips unpredicated, the K & 15 tail loaded with zeros past it */
@@ -346,7 +319,15 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
     for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
       const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
       const int8_t *xp = x + (ptrdiff_t)p0 * xs;
-      if (K > 16) {
+      if (K > 16 && K <= 32) {  /* two channels at a time, four pixels a pass, a last partial quad pixel by pixel */
+        for (int32_t h = 0; h < (live > 2 ? 2 : 1); h++) {
+          int32_t kh[8];
+          for (int32_t i = 0; i < 8; i += 2) { kh[i] = k8[2 * h]; kh[i + 1] = k8[2 * h + 1]; }
+          const int8_t *wa = blk.w[2 * h], *wb = blk.w[2 * h + 1];
+          if (n >= 4) qt_sums4x2(xp, xs, n >> 2, wa, wb, K, kh, S + 2 * h);
+          for (int32_t p = n & ~3; p < n; p++) qt_sums4x2(xp + (ptrdiff_t)p * xs, 0, 1, wa, wb, K, kh, S + 4 * p + 2 * h);
+        }
+      } else if (K > 16) {
         qt_sums1x4(xp, xs, n, K, &blk, S);
       } else {
         if (n >= 2) qt_sums4(xp, xp + xs, 2 * xs, n >> 1, w, K, k8, S);
