@@ -129,7 +129,7 @@ def test_arena_gaps_avoid_every_tensor_live_at_the_call():
 @pytest.mark.build
 def test_plan_covers_every_scratch_path_and_heads_the_pool(tmp_path):
     """On the Helium board every conv call and every depthwise call is planned (the largest figure, 16-aligned,
-    is in the pool formula and the report); the linear and the DSP/host builds plan nothing."""
+    is in the pool formula and the report); the Helium linear and the host build plan nothing."""
     pte = _case() / "m.bpte"
     plan, m = _plan(pte, "corstone300")
     per = _by_op(plan, m)
@@ -138,9 +138,18 @@ def test_plan_covers_every_scratch_path_and_heads_the_pool(tmp_path):
     assert len(dw) == 4 and all(dw), dw                # padded, band, plane, 1 -> 8 (exported as a depthwise)
     assert not any(per.get("cortex_m::quantized_linear.out", [0]))
     assert not any(_plan(pte, "host")[0])
-    dsp = _by_op(*_plan(pte, "mps2-an386"))   # the pointwise's widened rows, the 3x3 per-channel biases
-    assert dsp["cortex_m::quantized_conv2d.out"] == [0, 16 * (24 // 4)], dsp
-    assert dsp["cortex_m::quantized_depthwise_conv2d.out"] == [4 * 19, 4 * 32, 0, 0], dsp
+    # DSP (dsp_gemm.h): two widened columns (16 bytes per 4 k) and a channel block's requantisation table
+    # (16 bytes a channel) for the 3x3 (K = 144) and the pointwise (K = 24); the 3x3 depthwise's int16
+    # planes (4 channels x band rows x padded width) and its band's sums (dsp_dw3.h: 7x9 -> 9 rows of 14, 7
+    # rows of 3 blocks; 24x25 -> 15 rows of 30, 13 rows of 7 blocks); the one-channel depthwise as a dense
+    # conv (K = 9): transposed weights (72 -> 80), two columns
+    # (48), table (128), the zero-padded last weight row (16), two int8 im2col rows (2 x 16); the linear's
+    # one widened column (8 bytes per 4 k)
+    dsp = _by_op(*_plan(pte, "mps2-an386"))
+    assert dsp["cortex_m::quantized_conv2d.out"] == [16 * 36 + 16 * 19, 16 * 6 + 16 * 37], dsp
+    assert dsp["cortex_m::quantized_depthwise_conv2d.out"] == [8 * 9 * 14 + 16 * 7 * 3, 8 * 15 * 30 + 16 * 13 * 7,
+                                                                80 + 48 + 128 + 16 + 32, 0], dsp
+    assert dsp["cortex_m::quantized_linear.out"] == [8 * 10], dsp
     res = bake.bake([pte], config.load_board("corstone300"), tmp_path / "gen", {})
     mb = res.programs[0].method("forward")
     pooled = [n for n, a in zip(mb.scratch_plan, mb.scratch_mem) if a == 0]

@@ -1,5 +1,5 @@
 """cortex_m:: int8 kernels on the shapes real networks have (the Helium GEMM conv, depthwise with
-channels on the vector lanes, pools and elementwise ops), bit for bit against executorch's Python
+channels or taps on the vector lanes, pools and elementwise ops), bit for bit against executorch's Python
 reference ops (etdeploy.oracle.run_cortex_m_reference).
 
 Each case is one module with several layers (one export each, cached under .cache/kernels_cm keyed by
@@ -74,6 +74,62 @@ class M(nn.Module):
         return (F.relu(self.a(x)), self.b(x), self.c(x), self.d(y), F.relu(self.e(y)), self.f(z), self.g(u),
                 self.h(s), F.relu(self.i(v)), self.j(v))
 """, [(1, 19, 7, 9), (1, 40, 9, 6), (1, 16, 5, 21), (1, 3, 8, 8), (1, 1, 13, 11), (1, 32, 24, 25)]),
+    # the two-phase Helium GEMM (gemm_tile_mve.h): short rows (K <= 16: weights held in registers) and
+    # long ones (K > 16, with a K & 15 tail), channel counts that are and are not multiples of 4 (packed
+    # word stores or one channel at a time), odd pixel counts, a stride-2 pointwise (row by row), ReLU6
+    # (both clamp bounds, fused) and ReLU; im2col with one and three input channels and a 24-byte kernel row;
+    # a residual add with ReLU after, and an add of two equally scaled inputs (no input with shift 0)
+    "cm_gemm_tile": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(8, 48, 1)
+        self.b = nn.Conv2d(16, 8, 1)
+        self.c = nn.Conv2d(12, 6, 1, stride=2)
+        self.d = nn.Conv2d(24, 20, 1)
+        self.e = nn.Conv2d(56, 10, 1)
+        self.f = nn.Conv2d(1, 16, 3, padding=1)
+        self.g = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.h = nn.Conv2d(8, 12, 3, padding=1)
+        self.i = nn.Conv2d(8, 8, 1)
+        self.r6 = nn.ReLU6()
+    def forward(self, x, z, u, v, w, s, r):
+        return (self.r6(self.a(x)), F.relu(self.b(z)), self.c(u), self.r6(self.d(v)), F.relu(self.e(w)),
+                self.r6(self.f(s)), self.g(r), F.relu(self.h(x)), F.relu(self.i(x) + x), self.e(w) + self.e(w))
+""", [(1, 8, 7, 9), (1, 16, 6, 5), (1, 12, 9, 7), (1, 24, 5, 5), (1, 56, 3, 3), (1, 1, 9, 11), (1, 3, 12, 10)]),
+    # int8 linear on Helium: six weight rows a pass with a K & 15 tail (40), whole vectors and a
+    # 96-column block plus a rest (128 -> 100), rows shorter than a vector (8 -> 30), several input rows
+    "cm_linear": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(40, 13)
+        self.b = nn.Linear(128, 100)
+        self.c = nn.Linear(8, 30)
+    def forward(self, x, z, u):
+        return F.relu(self.a(x)), self.b(z), self.c(u)
+""", [(2, 40), (1, 128), (3, 8)]),
+    # depthwise, depth multiplier 1, kernels up to 4x4 (the taps-on-lanes path): 8 channels with relu6,
+    # stride 2 on even and odd sizes with and without padding, a DS-CNN-like 25x5 image (narrow rows),
+    # padding 2 on a 3x3, 4x4 / 2x2 / 1x3 kernels, a row-only stride, a 60-column image (bands of rows)
+    "cm_dw_taps": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.b = nn.Conv2d(24, 24, 3, stride=2, padding=1, groups=24)
+        self.c = nn.Conv2d(20, 20, 3, padding=1, groups=20)
+        self.d = nn.Conv2d(20, 20, 3, padding=2, groups=20)
+        self.e = nn.Conv2d(8, 8, 4, stride=2, padding=1, groups=8)
+        self.f = nn.Conv2d(8, 8, (1, 3), padding=(0, 1), groups=8)
+        self.g = nn.Conv2d(8, 8, 2, stride=2, groups=8)
+        self.h = nn.Conv2d(24, 24, 3, stride=2, groups=24)
+        self.i = nn.Conv2d(17, 17, 3, padding=1, groups=17)
+        self.j = nn.Conv2d(8, 8, 3, stride=(2, 1), padding=1, groups=8)
+    def forward(self, x, y, z, w):
+        return (F.hardtanh(self.a(x), 0.0, 6.0), self.b(y), F.relu(self.c(z)), self.d(z), self.e(x), self.f(x),
+                self.g(x), self.h(y), self.i(w), self.j(x))
+""", [(1, 8, 11, 13), (1, 24, 12, 10), (1, 20, 25, 5), (1, 17, 4, 60)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""
@@ -93,14 +149,18 @@ def _export(name: str) -> Path:
     """-> dir with m.pte, m.bpte (inputs + expected outputs), ref.npz (the reference ops' outputs) and
     ops.json; normal channels_last inputs, calibrated on them and 4 random ones"""
     src, shapes = CASES[name]
-    case = ("cortex_m", "from torch import nn\n" + src, [(list(s), "float32", "cl") for s in shapes], True, None)
+    case = ("cortex_m", "from torch import nn\n" + src,
+            [(list(s), "float32", "cl" if len(s) == 4 else "n") for s in shapes], True, None)
     return kernelcase.export_case(CACHE, name, case, calib_random=4)
 
 
 EXPECTED_OPS = {
     "cm_pointwise": {"cortex_m::quantized_conv2d.out"},
     "cm_conv_kxk": {"cortex_m::quantized_conv2d.out"},
+    "cm_linear": {"cortex_m::quantized_linear.out"},
+    "cm_gemm_tile": {"cortex_m::quantized_conv2d.out", "cortex_m::quantized_add.out"},
     "cm_dw_lanes": {"cortex_m::quantized_depthwise_conv2d.out"},
+    "cm_dw_taps": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_pool_ew": {"cortex_m::quantized_avg_pool2d.out", "cortex_m::quantized_max_pool2d.out",
                    "cortex_m::quantized_add.out", "cortex_m::quantized_mul.out"},
 }

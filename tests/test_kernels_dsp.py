@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "kernels_dsp"
 KDIR = ROOT / "firmware" / "kernels"
 
-# name -> (module source (class M), input shape (NCHW, given channels_last) or (rows, K) for 2-d)
+# name -> (module source (class M), input shape (NCHW, given channels_last) or (rows, K) for 2-d, or a
+# list of such shapes: one input each)
 CASES: dict[str, tuple[str, tuple]] = {
     # dense convs: odd channel counts both sides, odd K (5 x 3 x 3 = 45 bytes a pixel), strides,
     # asymmetric kernels and padding (wider than the kernel's half), an odd output width (the one-column pass)
@@ -65,6 +66,7 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x), self.b(x), self.c(x), self.d(x)
 """, (1, 7, 10, 9)),
+    # one input channel, many outputs (im2col + the SMLAD GEMM): DS-CNN's first layer, a 3x3 with an odd count
     "dsp_first": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -86,6 +88,82 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x), self.b(x), self.c(x)
 """, (1, 300, 5, 4)),
+    # the widened-column GEMM (dsp_gemm.h): channels a multiple of 4 (im2col straight into the widened
+    # buffer), padding wider than the kernel half, a 1x3 kernel, an odd pixel count (35: the last pair overlaps), 129 output channels
+    # (requantisation blocks of 64, 63 and 2), odd N, relu6 / hardtanh clamps (amax - amin < 255), K = 8
+    # and 16 (4 channels a pass) with N = 37
+    "dsp_gemm": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(8, 6, 3, padding=1)
+        self.b = torch.nn.Conv2d(8, 7, 3, stride=2, padding=2)
+        self.c = torch.nn.Conv2d(8, 129, 1)
+        self.d = torch.nn.Conv2d(8, 5, (1, 3), stride=(2, 1), padding=(0, 1))
+        self.e = torch.nn.Conv2d(8, 3, 3, stride=2)
+        self.f = torch.nn.Conv2d(8, 16, 1)
+        self.g = torch.nn.Conv2d(16, 37, 1)
+    def forward(self, x):
+        return (self.a(x), F.relu6(self.b(x)), self.c(x), self.d(x), F.hardtanh(self.e(x), -0.5, 0.5),
+                self.g(F.relu(self.f(x))))
+""", (1, 8, 7, 5)),
+    # the one-column linear (4 rows a pass): K = 901 (over the two-column buffer, odd: the last row
+    # padded), N = 7 and 3 (overlapping last pass, fewer rows than a pass), 130 rows in blocks
+    "dsp_gemv": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(901, 7)
+        self.b = torch.nn.Linear(7, 3)
+        self.c = torch.nn.Linear(7, 130)
+    def forward(self, x):
+        y = self.a(x)
+        return y, self.b(F.relu(y)), F.relu6(self.c(y))
+""", (1, 901)),
+    # the 3x3 plane path (multiplier 1, dsp_dw3.h): channel counts 2, 3, 5, 6, 13 (quads and 1..3-channel
+    # tails), strides 1, 2, (2, 1) and (1, 2), padding 0, 1, 2 and asymmetric, odd and even sizes, outputs
+    # 1 to 4 wide (blocks of 4 that store fewer), relu/relu6 ranges; 300 channels on a small image; tall
+    # images (run transposed); a 140-wide row (a band of 3 rows) and a 60-wide image (bands of 8 rows)
+    "dsp_dw3": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(13, 13, 3, padding=1, groups=13)
+        self.b = torch.nn.Conv2d(13, 13, 3, stride=2, padding=1, groups=13)
+        self.c = torch.nn.Conv2d(13, 13, 3, groups=13, bias=False)
+        self.d = torch.nn.Conv2d(13, 13, 3, stride=2, groups=13)
+        self.e = torch.nn.Conv2d(13, 13, 3, stride=(2, 1), padding=1, groups=13)
+        self.f = torch.nn.Conv2d(13, 13, 3, stride=(1, 2), padding=1, groups=13)
+        self.g = torch.nn.Conv2d(300, 300, 3, padding=1, groups=300)
+        self.h = torch.nn.Conv2d(300, 300, 3, stride=2, padding=1, groups=300)
+        self.j = torch.nn.Conv2d(2, 2, 3, stride=2, padding=1, groups=2)
+        self.k = torch.nn.Conv2d(5, 5, 3, padding=1, groups=5)
+        self.l = torch.nn.Conv2d(6, 6, 3, stride=2, padding=1, groups=6)
+        self.m = torch.nn.Conv2d(3, 3, 3, padding=1, groups=3)
+        self.n = torch.nn.Conv2d(13, 13, 3, padding=(0, 2), groups=13)
+        self.o = torch.nn.Conv2d(13, 13, 3, padding=(2, 1), groups=13)
+        self.p = torch.nn.Conv2d(5, 5, 3, padding=1, groups=5)
+        self.q = torch.nn.Conv2d(5, 5, 3, stride=2, padding=1, groups=5)
+        self.r = torch.nn.Conv2d(13, 52, 3, padding=1, groups=13)   # multiplier 4: the tap-pair path
+    def forward(self, x, u, v, w, t, b):
+        return (self.a(x), F.relu(self.b(x)), self.c(x), self.d(x), F.relu6(self.e(x)), self.f(x),
+                F.relu(self.g(u)), self.h(u), self.j(v[:, 1:3]), self.k(v[:, 1:6]),
+                F.relu6(self.l(v)), self.m(w), self.n(x), self.o(x), self.a(t), self.b(t), self.n(t),
+                F.relu(self.p(b)), self.q(b), self.j(v[:, :2, :3, :3]), self.k(v[:, :5, :2, :2]), self.r(x))
+""", [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 3, 3, 140), (1, 13, 25, 5), (1, 5, 21, 60)]),
+    # the other int8 ops: quantize (of every input), residual adds (45 elements: the direct form; 693
+    # and 1295: the tables; with relu), mul, average pools (global, padded, strided) and max pools, on odd
+    # channel counts
+    "dsp_other": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(7, 7, 1)
+    def forward(self, x, a, b, d):
+        y = self.c(x)
+        return (F.relu(y + x), a + b, a * b, F.avg_pool2d(y, (y.shape[2], y.shape[3])), F.avg_pool2d(y, 3, 2, 1),
+                F.max_pool2d(y, 3, 2, 1), F.max_pool2d(y, 2), d + d * 0.5)
+""", [(1, 7, 9, 11), (1, 37, 7, 5), (1, 37, 7, 5), (1, 5, 3, 3)]),
     # linear: odd K and N, several rows, a vector
     "dsp_linear": ("""
 class M(torch.nn.Module):
@@ -105,9 +183,10 @@ def _export(name: str) -> Path:
     """-> dir with m.pte, m.bpte (one case: the inputs), ref.npz (the reference outputs), ops.json;
     normal inputs (channels_last when 4-d), calibrated on them and 4 random ones"""
     src, shape = CASES[name]
-    cl = len(shape) == 4
-    d = kernelcase.export_case(CACHE, name, ("cortex_m", src, [(list(shape), "float32", "cl" if cl else "n")], True, None),
-                               calib_random=4)
+    shapes = shape if isinstance(shape, list) else [shape]
+    cl = len(shapes[0]) == 4
+    specs = [(list(sh), "float32", "cl" if len(sh) == 4 else "n") for sh in shapes]
+    d = kernelcase.export_case(CACHE, name, ("cortex_m", src, specs, True, None), calib_random=4)
     ops = set(kernelcase.operators(d))
     want = "cortex_m::quantized_linear.out" if not cl else "cortex_m::quantized_"
     assert any(o.startswith(want) for o in ops), f"{name}: no {want}* in {sorted(ops)}"

@@ -1,6 +1,7 @@
 """Real architectures (tests/realmodels, reduced width/resolution) exported as a user would, from
 plain NCHW modules: float (portable) on host, corstone300 and mps2-an386, int8 (cortex_m flow) on
-corstone300 and the host; every bundled case passes, and the expected outputs are what the real
+corstone300 (Helium kernels), mps2-an386 (Cortex-M4: the DSP kernels)
+and the host; every bundled case passes, and the expected outputs are what the real
 executorch runtime (float) or executorch's cortex_m:: reference ops (int8) give.
 
 Also the two patterns real networks broke on, as small kernel cases:
@@ -196,7 +197,7 @@ def test_float_bundles_pass(board):
 
 @pytest.mark.build
 @pytest.mark.emu
-@pytest.mark.parametrize("board", ["corstone300", "host"])
+@pytest.mark.parametrize("board", ["corstone300", "host", "mps2-an386"])   # Helium, portable, DSP (SMLAD) kernels
 def test_int8_bundles_pass(board):
     _run_all(board, INT8_PROGRAMS)
 

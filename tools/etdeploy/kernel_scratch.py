@@ -3,7 +3,7 @@ constants) each kernel call needs, worked out at bake from the call's argument s
 the board's ISA (Helium "mve", the DSP extension "dsp", or "plain" C).
 
 One function per kernel family, each the mirror of a C size function next to the kernel's buffer
-(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
+(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdt_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
 `cm_dsp_dw_scratch` in firmware/kernels/cortex_m/). Calls run one at a time, so a method needs the largest of its calls' figures:
 bake puts that block at the base of the method pool. At method load every call of an ET_SCRATCH operator
 reports its own figure (ctx->scratch_need) and the load fails (ET_ERR_SCRATCH) where it is not bake's: a
@@ -20,8 +20,8 @@ from .errors import BakeError
 from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
-_BOUNDS = ("QC_COLS", "QC_MAXO", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
-           "CM_DSP_WK", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C")
+_BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
+           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
 ISAS = ("mve", "dsp", "plain")
 
 
@@ -143,18 +143,27 @@ def _a16(n: int) -> int:
 
 
 def qconv_mve(c: dict) -> int:
-    """cm_gemm.h qconv_mve_scratch: the channels' constants, then the im2col chunk."""
+    """cm_gemm.h qc_parts_of: the channels' constants; for the two-phase GEMM (int8 clamp range) a tile's sums
+    and a partial group's short weight rows; the im2col chunk (+16 slack) where windows are copied (not a
+    pointwise, or a pointwise whose pixels are not one run, packed for the two-phase GEMM)."""
     b = bounds()
     O, C, x, y = c["y"]["c"], c["x"]["c"], c["x"], c["y"]
-    K, P = c["KH"] * c["KW"] * C, y["h"] * y["w"]
+    K, P, OW = c["KH"] * c["KW"] * C, y["h"] * y["w"], y["w"]
     if (c["depthwise"] or c["cpg"] != C or (x["sc"] != 1 and C != 1) or y["sc"] != 1 or K <= 0
             or not -127 <= c["in_off"] <= 128):
         return 0
     direct = c["KH"] == 1 and c["KW"] == 1 and c["ph"] == 0 and c["pw"] == 0
     if not direct and K > b["QC_COLS"]:
         return 0
+    tile = -128 <= c["amin"] <= c["amax"] <= 127 and -1024 <= c["out_off"] <= 1024   # gemm_tile_mve.h qt_range_ok
+    rows = y["sh"] == OW * y["sw"]
+    flat = direct and c["sh"] == 1 and c["sw"] == 1 and x["sh"] == x["w"] * x["sw"] and rows and x["w"] == OW
+    chunk = b["QC_COLS"] // K
+    cols = not direct or (tile and chunk > 0 and rows and not flat)
     ks = _a16(4 * O) if O <= b["QC_MAXO"] else 0
-    return ks + (0 if direct else K * min(P, b["QC_COLS"] // K))
+    sums = 16 * (min(P, b["QT_PIX"]) + 4) if tile else 0
+    wpad = 64 if tile and O % 4 and K <= 16 else 0
+    return ks + sums + wpad + (K * min(P, chunk) + 16 if cols else 0)
 
 
 def qdw_as_conv(c: dict) -> int:
@@ -206,21 +215,138 @@ def qdw_plane(c: dict) -> int:
     return _a16(Hn * Wp) + OH * 4 * Wp + 16
 
 
-def dsp_conv(c: dict) -> int:
-    """dsp_conv.h cm_dsp_conv_scratch: a pointwise call's input rows widened to int16 (cm_dsp_gemm_wide)."""
-    b, C = bounds(), c["x"]["c"]
-    if (c["depthwise"] or c["cpg"] != C or c["x"]["sc"] != 1 or c["x"]["sw"] != C or c["dw"] != 1
-            or c["KH"] * c["KW"] > b["CM_DSP_TAPS"] or C <= 0
-            or not (c["KH"] == 1 and c["KW"] == 1 and c["ph"] == 0 and c["pw"] == 0)):
+def qdw_taps(c: dict) -> int:
+    """dw_taps_mve.h qdt_scratch: the block's constants, then the padded block band, the G channels' segments
+    and the band's outputs (qdt_geo_of: the fewest bands of equal height within QDT_SCRATCH)."""
+    b = bounds()
+    KH, KW, O, OH, OW = c["KH"], c["KW"], c["y"]["c"], c["y"]["h"], c["y"]["w"]
+    sh, sw, dh, W, pw = c["sh"], c["sw"], c["dh"], c["x"]["w"], c["pw"]
+    if (not c["depthwise"] or c["opg"] != 1 or c["x"]["c"] != O or KH > 4 or KW > 4 or KH * KW < 1 or c["dw"] != 1
+            or sw not in (1, 2) or sh < 1 or dh < 1 or pw < 0 or c["x"]["sc"] != 1 or c["y"]["sc"] != 1
+            or not -127 <= c["in_off"] <= 128 or not -255 <= c["out_off"] <= 255 or c["amin"] < -128
+            or c["amax"] > 127 or c["amin"] > c["amax"] or OH < 1 or OW < 1 or W < 1):
         return 0
-    return 16 * (C >> 2) if C <= b["CM_DSP_WK"] else 0
+    R = sw * (OW - 1) + KW - 1
+    L = sw * OW
+    while not (L > R or (L >= pw + W and L > R - pw)):
+        L += sw
+    P, spill = L // sw, R >= L
+    if OH * P < b["QDT_MIN_PIXELS"]:
+        return 0
+    cap = b["QDT_SCRATCH"]
+
+    def xch(nb):
+        return (4 * L * (nb + (1 if spill else 0)) + 15) & ~15
+
+    def nbytes(nb, G):
+        return (16 * L * (nb * sh + (KH - 1) * dh + 1) + 256 + G * xch(nb) + 64 + 32 * sw + 16
+                + 128 * ((nb * P + 7) // 8))
+
+    def rows(G):
+        nb, per = OH, 16 * L * sh + 4 * G * L + 16 * P + 16
+        if nb * per > cap:
+            nb = cap // per + 1
+        while nb > 0 and nbytes(nb, G) > cap:
+            nb -= 1
+        return nb
+    G, nb, bands, g = 1, 0, 0, 16
+    while g >= 1:
+        r = rows(g)
+        if r >= 1 and (not bands or (OH + r - 1) // r < bands):
+            G, nb, bands = g, r, (OH + r - 1) // r
+        g = g - 4 if g > 4 else g - 1
+    if nb < 1:
+        return 0
+    return b["QDT_CONSTS"] + nbytes((OH + bands - 1) // bands, G)
+
+
+def _dsp_mm_ok(K: int, N: int, io: int, out_off: int, amin: int, amax: int, kmax: int) -> bool:
+    """dsp_gemm.h cm_dsp_mm_shape_ok"""
+    return 0 < K <= kmax and N > 0 and -255 <= io <= 255 and -128 <= amin <= amax <= 127 and -255 <= out_off <= 255
+
+
+def _dsp_mm_bytes(K: int, N: int, two: bool, col8: bool) -> int:
+    """dsp_gemm.h cm_dsp_mm_bytes: widened columns, a channel block's table, the padded last row, int8 im2col rows"""
+    k4 = (K + 3) >> 2
+    tab = 16 * min(N, bounds()["CM_DSP_NB"]) if two else 0
+    return _a16((16 if two else 8) * k4) + tab + (_a16(4 * k4) if K & 3 else 0) + (2 * _a16(K) if col8 else 0)
+
+
+def _dsp_convk(c: dict) -> int:
+    """dsp_conv.h cm_dsp_convk_scratch"""
+    b, C = bounds(), c["x"]["c"]
+    K, aligned = c["KH"] * c["KW"] * C, C % 4 == 0
+    if not aligned and (K > b["CM_DSP_KCOL"] or not -127 <= c["in_off"] <= 128):
+        return 0
+    if not _dsp_mm_ok(K, c["y"]["c"], c["in_off"], c["out_off"], c["amin"], c["amax"], b["CM_DSP_KMAX"]):
+        return 0
+    return _dsp_mm_bytes(K, c["y"]["c"], True, not aligned)
+
+
+def dsp_conv(c: dict) -> int:
+    """dsp_conv.h cm_dsp_conv_scratch: the pointwise or the KxK widened-column GEMM's (dsp_gemm.h)."""
+    b, C = bounds(), c["x"]["c"]
+    if c["depthwise"] or c["cpg"] != C or c["x"]["sc"] != 1 or c["x"]["sw"] != C or C <= 0:
+        return 0
+    if c["KH"] == 1 and c["KW"] == 1 and c["ph"] == 0 and c["pw"] == 0:
+        ok = _dsp_mm_ok(C, c["y"]["c"], c["in_off"], c["out_off"], c["amin"], c["amax"], b["CM_DSP_KMAX"])
+        return _dsp_mm_bytes(C, c["y"]["c"], True, False) if ok else 0
+    return _dsp_convk(c)
+
+
+def dsp_dw_as_conv(c: dict) -> int:
+    """dsp_conv.h cm_dsp_dw_as_conv_scratch: one input channel, the weights transposed, then cm_dsp_convk's."""
+    O, T = c["y"]["c"], c["KH"] * c["KW"]
+    if not c["depthwise"] or c["x"]["c"] != 1 or c["x"]["sw"] != 1 or O < 1 or T < 1 or O * T > bounds()["CM_DSP_DWT"]:
+        return 0
+    k = _dsp_convk(dict(c, depthwise=False, cpg=1, opg=O))
+    return _a16(O * T) + k if k else 0
+
+
+def dsp_linear(args: list) -> int:
+    """linear.c qlin_scratch on the DSP extension: the one-column GEMM's (a widened row, the padded last row)."""
+    if len(args) < 12 or not isinstance(args[1], TensorInfo) or len(args[1].sizes) != 2:
+        return 0
+    N, K = args[1].sizes
+    ints = [_int(args[i]) for i in (4, 5, 6, 9, 10)]
+    if None in ints:
+        return 0
+    in_off, f_off, out_off, amax, amin = ints
+    io = 0 if isinstance(args[3], TensorInfo) else in_off
+    if f_off != 0 or not _dsp_mm_ok(K, N, io, out_off, amin, amax, 2 * bounds()["CM_DSP_KMAX"]):
+        return 0
+    return _dsp_mm_bytes(K, N, False, False)
+
+
+def _dsp_dw3(c: dict) -> int | None:
+    """dsp_dw3.h cm_dw3_geometry + cm_dw3_scratch_bytes: 4 channels' int16 planes of one band (the longer
+    output side as rows), then the band's sums; None where the 3x3 plane path does not take the shapes."""
+    b, x, y = bounds(), c["x"], c["y"]
+    if (c["opg"] != 1 or x["sc"] != 1 or c["KH"] != 3 or c["KW"] != 3 or c["dh"] != 1 or c["dw"] != 1
+            or c["sh"] not in (1, 2) or c["sw"] not in (1, 2) or y["c"] < 1):
+        return None
+    t = y["h"] > y["w"]
+    W, OH, OW = (x["h"], y["w"], y["h"]) if t else (x["w"], y["h"], y["w"])
+    sh, sw, pw = (c["sw"], c["sh"], c["ph"]) if t else (c["sh"], c["sw"], c["pw"])
+    blocks = (OW + 3) // 4
+    WP = max(W + 2 * pw, blocks * 4 * sw + 2)
+    WP += WP & 1
+    if WP * 4 * 3 > b["CM_DSP_DW3_BUF"] or blocks * 4 > b["CM_DSP_DW3_ACC"]:
+        return None
+    nb = min((b["CM_DSP_DW3_BUF"] // (WP * 4) - 3) // sh + 1, b["CM_DSP_DW3_ACC"] // (blocks * 4), OH)
+    return 8 * ((nb - 1) * sh + 3) * WP + 16 * nb * blocks
 
 
 def dsp_dw(c: dict) -> int:
-    """dsp_dw.h cm_dsp_dw_scratch: the 3x3 per-channel path's folded biases."""
+    """dsp_dw.h cm_dsp_dw_scratch: the 3x3 plane path's (dsp_dw3.h), else the 3x3 per-channel path's folded
+    biases."""
     b, T, O = bounds(), c["KH"] * c["KW"], c["y"]["c"]
-    if not 1 <= T <= b["CM_DSP_DW_TAPS"] or c["opg"] >= 4 or not (c["opg"] == 1 and c["x"]["sc"] == 1
-                                                                   and c["x"]["c"] >= 4):
+    if not 1 <= T <= b["CM_DSP_DW_TAPS"] or c["opg"] >= 4:
+        return 0
+    d3 = _dsp_dw3(c)
+    if d3 is not None:
+        return d3
+    if not (c["opg"] == 1 and c["x"]["sc"] == 1 and c["x"]["c"] >= 4):
         return 0
     return 4 * O if c["KH"] == 3 and c["KW"] == 3 and O <= b["CM_DSP_DW_C"] else 0
 
@@ -237,8 +363,8 @@ def _depthwise(args: list, isa_: str, nhwc: bool) -> int:
     if not c or isa_ == "plain":
         return 0
     if isa_ == "dsp":
-        return dsp_dw(c)
-    return max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c))
+        return max(dsp_dw(c), dsp_dw_as_conv(c))
+    return max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c), qdw_taps(c))
 
 
 # operator -> bytes(args, isa); every operator with ET_SCRATCH in its kernel file needs an entry
@@ -247,6 +373,7 @@ FORMULAS = {
     "cortex_m::quantized_conv2d_nhwc.out": lambda a, i: _conv(a, i, True),
     "cortex_m::quantized_depthwise_conv2d.out": lambda a, i: _depthwise(a, i, False),
     "cortex_m::quantized_depthwise_conv2d_nhwc.out": lambda a, i: _depthwise(a, i, True),
+    "cortex_m::quantized_linear.out": lambda a, i: dsp_linear(a) if i == "dsp" else 0,
 }
 
 

@@ -1,6 +1,7 @@
 /* Private to firmware/kernels/cortex_m/: int8 GEMM cores for the DSP extension (Cortex-M4/M7/M33:
  * SMLAD, two 16x16 MACs an instruction); cm_util.h includes it (CM_DSP) when __ARM_FEATURE_DSP is
- * there and MVE is not.
+ * there and MVE is not. The convolutions and linears run on dsp_gemm.h (the input widened once into
+ * a stack buffer); the cores here are what they fall back to, and the depthwise's helpers.
  *
  * The int8 operands stay int8 in memory: a word of four bytes a0..a3 is widened in registers with
  * SXTB16 into (a0, a2) and, rotated by 8, (a1, a3). Widening both operands the same way pairs the
@@ -179,7 +180,6 @@ typedef struct {
   const int32_t *bias, *ksum, *mult, *shift;
   int32_t N, K, io, out_off, amin, amax;
   bool per_channel;
-  uint32_t *wbuf;   /* cm_dsp_gemm_wide's widened rows: CM_DSP_WBUF_BYTES(K) of planned scratch (ET_SCRATCH) */
 } cm_dsp_gemm_args;
 
 CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm(const cm_dsp_gemm_args *g, const int8_t *x, ptrdiff_t xs,
@@ -219,100 +219,6 @@ CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm(const cm_dsp_gemm_ar
       if (two) y1[m * ysm] = cm_dsp_rq_apply(&q1, c1 + (uint32_t)acc[1]);
     }
   }
-}
-
-/* The GEMM with the two rows of x widened once into int16 on the stack (offset added: the padded
- * K tail and the offset need no weight sums), used while K <= CM_DSP_WK: then per 4 k and 2x2 outputs
- * 2 LDRD + 2 LDR + 4 SXTB16 + 8 SMLAD + the loop (18 instructions for 16 MACs), the weights widened
- * in registers. Layout per 4 k: (x0 even, x1 even, x0 odd, x1 odd) pairs. */
-#define CM_DSP_WK 256
-#define CM_DSP_WBUF_BYTES(K) ((K) <= CM_DSP_WK ? 16u * (uint32_t)((K) >> 2) : 0u)   /* 2 rows x K int16 */
-static inline void cm_dsp_widen2(const int8_t *x0, const int8_t *x1, int32_t k4, uint32_t io2, uint32_t *buf) {
-  for (int32_t i = 0; i < k4; i++, x0 += 4, x1 += 4, buf += 4) {
-    const uint32_t a = cm_ld32(x0), b = cm_ld32(x1);
-    buf[0] = (uint32_t)__sadd16(__sxtb16(a), (int16x2_t)io2);
-    buf[1] = (uint32_t)__sadd16(__sxtb16(b), (int16x2_t)io2);
-    buf[2] = (uint32_t)__sadd16(cm_sxtb16_r8(a), (int16x2_t)io2);
-    buf[3] = (uint32_t)__sadd16(cm_sxtb16_r8(b), (int16x2_t)io2);
-  }
-}
-
-__attribute__((always_inline)) static inline void cm_dsp_wdot2x2(const uint32_t *xb, const int8_t *w0,
-                                                                 const int8_t *w1, int32_t k4, int32_t *acc) {
-  int32_t a00 = acc[0], a10 = acc[1], a01 = acc[2], a11 = acc[3];
-#ifdef __OPTIMIZE__
-  if (k4 > 0) {
-    uint32_t xa, xc, wa, wb, t1, t2;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldrd %[xa], %[xc], [%[xb]], #8\n\t" "ldr %[wa], [%[w0]], #4\n\t" "ldr %[wb], [%[w1]], #4\n\t"
-        "sxtb16 %[t1], %[wa]\n\t" "sxtb16 %[t2], %[wb]\n\t"
-        "smlad %[a00], %[xa], %[t1], %[a00]\n\t" "smlad %[a10], %[xc], %[t1], %[a10]\n\t"
-        "smlad %[a01], %[xa], %[t2], %[a01]\n\t" "smlad %[a11], %[xc], %[t2], %[a11]\n\t"
-        "ldrd %[xa], %[xc], [%[xb]], #8\n\t"
-        "sxtb16 %[t1], %[wa], ror #8\n\t" "sxtb16 %[t2], %[wb], ror #8\n\t"
-        "smlad %[a00], %[xa], %[t1], %[a00]\n\t" "smlad %[a10], %[xc], %[t1], %[a10]\n\t"
-        "smlad %[a01], %[xa], %[t2], %[a01]\n\t" "smlad %[a11], %[xc], %[t2], %[a11]\n\t"
-        "subs %[k], %[k], #1\n\t" "bne 1b\n\t"
-        : [a00] "+r"(a00), [a10] "+r"(a10), [a01] "+r"(a01), [a11] "+r"(a11), [xb] "+r"(xb), [w0] "+r"(w0),
-          [w1] "+r"(w1), [k] "+r"(k4), [xa] "=&r"(xa), [xc] "=&r"(xc), [wa] "=&r"(wa), [wb] "=&r"(wb),
-          [t1] "=&r"(t1), [t2] "=&r"(t2)
-        :
-        : "cc", "memory");
-  }
-#else
-  for (; k4 > 0; k4--, xb += 4, w0 += 4, w1 += 4) {
-    const uint32_t wa = cm_ld32(w0), wb = cm_ld32(w1);
-    const int16x2_t e0 = __sxtb16(wa), e1 = __sxtb16(wb), o0 = cm_sxtb16_r8(wa), o1 = cm_sxtb16_r8(wb);
-    a00 = __smlad((int16x2_t)xb[0], e0, a00); a10 = __smlad((int16x2_t)xb[1], e0, a10);
-    a01 = __smlad((int16x2_t)xb[0], e1, a01); a11 = __smlad((int16x2_t)xb[1], e1, a11);
-    a00 = __smlad((int16x2_t)xb[2], o0, a00); a10 = __smlad((int16x2_t)xb[3], o0, a10);
-    a01 = __smlad((int16x2_t)xb[2], o1, a01); a11 = __smlad((int16x2_t)xb[3], o1, a11);
-  }
-#endif
-  acc[0] = a00; acc[1] = a10; acc[2] = a01; acc[3] = a11;
-}
-
-/* cm_dsp_gemm for K <= CM_DSP_WK and M >= 2: row pairs outer (widened once), weight row pairs inner */
-CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemm_wide(const cm_dsp_gemm_args *g, const int8_t *x,
-                                                                 ptrdiff_t xs, int32_t M, int8_t *y, ptrdiff_t ysm,
-                                                                 ptrdiff_t ysn) {
-  const int32_t N = g->N, K = g->K, k4 = K >> 2, io = g->io;
-  const int32_t *bias = g->bias, *mult = g->mult, *shift = g->shift;
-  const int32_t out_off = g->out_off, amin = g->amin, amax = g->amax;
-  const int8_t *w = g->w;
-  const bool pc = g->per_channel;
-  const uint32_t io2 = ((uint32_t)io & 0xFFFFu) * 0x10001u;
-  uint32_t *const buf = g->wbuf;   /* CM_DSP_WBUF_BYTES(K) of scratch */
-  if (g->ksum || K > CM_DSP_WK || (!buf && k4)) {   /* the offset is folded into x here: no kernel sums; the buffer's bound */
-    cm_dsp_gemm(g, x, xs, M, y, ysm, ysn);
-    return;
-  }
-  for (int32_t m = 0; m + 2 <= M; m += 2) {
-    const int8_t *x0 = x + (ptrdiff_t)m * xs, *x1 = x0 + xs;
-    cm_dsp_widen2(x0, x1, k4, io2, buf);
-    int8_t *ya = y + (ptrdiff_t)m * ysm, *yb = ya + ysm;
-    for (int32_t n = 0; n < N; n += 2) {
-      const int32_t n1 = n + 1 < N ? n + 1 : n;
-      const int8_t *w0 = w + (ptrdiff_t)n * K, *w1 = w + (ptrdiff_t)n1 * K;
-      int32_t acc[4] = {0, 0, 0, 0};
-      cm_dsp_wdot2x2(buf, w0, w1, k4, acc);
-      for (int32_t k = k4 * 4; k < K; k++) {   /* the K tail, offset added here */
-        const int32_t xa = x0[k] + io, xc = x1[k] + io;
-        acc[0] += xa * w0[k]; acc[1] += xc * w0[k]; acc[2] += xa * w1[k]; acc[3] += xc * w1[k];
-      }
-      const uint32_t c0 = bias ? (uint32_t)bias[n] : 0u, c1 = bias ? (uint32_t)bias[n1] : 0u;
-      const int32_t m0 = pc ? mult[n] : mult[0], s0 = pc ? shift[n] : shift[0];
-      ya[n * ysn] = cm_dsp_rq1(c0 + (uint32_t)acc[0], m0, s0, out_off, amin, amax);
-      yb[n * ysn] = cm_dsp_rq1(c0 + (uint32_t)acc[1], m0, s0, out_off, amin, amax);
-      if (n1 != n) {
-        const int32_t m1 = pc ? mult[n1] : mult[0], s1 = pc ? shift[n1] : shift[0];
-        ya[n1 * ysn] = cm_dsp_rq1(c1 + (uint32_t)acc[2], m1, s1, out_off, amin, amax);
-        yb[n1 * ysn] = cm_dsp_rq1(c1 + (uint32_t)acc[3], m1, s1, out_off, amin, amax);
-      }
-    }
-  }
-  if (M & 1) cm_dsp_gemm(g, x + (ptrdiff_t)(M - 1) * xs, xs, 1, y + (ptrdiff_t)(M - 1) * ysm, ysm, ysn);
 }
 
 #endif

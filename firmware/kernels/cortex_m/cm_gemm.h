@@ -5,52 +5,28 @@
 #include "cm_conv.h"
 
 #ifdef CM_MVE
-/* The Helium convolution: an int8 GEMM over output pixels x output channels, four channels a pass
- * sharing each input load (four vmladava per 16 input bytes). A pixel's K = KH*KW*C input bytes are
- * contiguous: the input itself for a 1x1 conv without padding (pointwise), else an im2col copy of a
- * chunk of pixels in a fixed stack buffer, padded taps holding -in_off (so they add nothing). The
- * input offset is folded into a per-channel constant bias + in_off * sum(w) (the kernel sum), worked
- * out once per call and channel group; the requantisation runs per channel on four lanes. */
-#define QC_COLS 2048   /* im2col chunk bytes at most (planned scratch): K up to this; larger K takes the portable path */
-#define QC_MAXO 512    /* output channels whose constants the asm path keeps on the stack */
-
-typedef struct {
-  int32x4_t cst, vm, vs;                 /* per-channel constant, multiplier, shift of the group */
-  int32_t out_off, amin, amax, K, live;  /* live: channels of the group that exist (1..4) */
-} qc_group;
-
-/* P pixels: pixel p reads K bytes at x + p * xs and writes `live` channels at y + p * ys; w0..w3:
- * the group's weight rows (rows past the last live one repeat it). */
-CM_UNUSED CM_HOT static void qc_gemm4(const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t P, const int8_t *w0,
-                            const int8_t *w1, const int8_t *w2, const int8_t *w3, const qc_group *g) {
-  const int32_t K = g->K, r = ((K - 1) & 15) + 1, trips = (K - r) >> 4;
-  const mve_pred16_t pr = vctp8q((uint32_t)r), pst = vctp32q((uint32_t)g->live);
-  const int32x4_t cst = g->cst, vm = g->vm, vs = g->vs, vlo = vdupq_n_s32(g->amin), vhi = vdupq_n_s32(g->amax);
-  const int32_t out_off = g->out_off;
-  const mve_pred16_t pw = K >= 16 ? (mve_pred16_t)0xffff : pr;  /* a short row: its weights predicated too */
-  for (int32_t p = 0; p < P; p++, x += xs, y += ys) {
-    const int8_t *xp = x, *p0 = w0, *p1 = w1, *p2 = w2, *p3 = w3;
-    int8x16_t vx = vld1q_z_s8(xp, pr);
-    int32_t a0 = vmladavq_s8(vx, vld1q_z_s8(p0, pw)), a1 = vmladavq_s8(vx, vld1q_z_s8(p1, pw));
-    int32_t a2 = vmladavq_s8(vx, vld1q_z_s8(p2, pw)), a3 = vmladavq_s8(vx, vld1q_z_s8(p3, pw));
-    xp += r; p0 += r; p1 += r; p2 += r; p3 += r;
-    for (int32_t n = trips; n > 0; n--) {
-      vx = vld1q_s8(xp);
-      a0 = vmladavaq_s8(a0, vx, vld1q_s8(p0));
-      a1 = vmladavaq_s8(a1, vx, vld1q_s8(p1));
-      a2 = vmladavaq_s8(a2, vx, vld1q_s8(p2));
-      a3 = vmladavaq_s8(a3, vx, vld1q_s8(p3));
-      xp += 16; p0 += 16; p1 += 16; p2 += 16; p3 += 16;
-    }
-    int32x4_t acc = vdupq_n_s32(a0);
-    acc = vsetq_lane_s32(a1, acc, 1);
-    acc = vsetq_lane_s32(a2, acc, 2);
-    acc = vsetq_lane_s32(a3, acc, 3);
-    /* wrapping sum, like the 32-bit accumulator of the reference */
-    int32x4_t q = vqaddq_n_s32(cm_requant_v(vaddq_s32(acc, cst), vm, vs), out_off);
-    vstrbq_p_s32(y, vminq_s32(vmaxq_s32(q, vlo), vhi), pst);
-  }
-}
+/* The Helium convolution: an int8 GEMM over output pixels x output channels. A pixel's K = KH*KW*C
+ * input bytes are contiguous: the input itself for a unit-stride 1x1 conv without padding (pointwise),
+ * else an im2col copy of a chunk of pixels (strided pointwise convs too), padded taps holding -in_off
+ * (so they add nothing). The input offset is folded into a per-channel constant bias + in_off * sum(w)
+ * (the kernel sum), worked out once per call. The GEMM is the two-phase one of gemm_tile_mve.h (sums
+ * of four channels a group into a tile buffer, then requantisation with the pixels on the lanes) for
+ * every call whose clamp range is int8's; the fused passes below (qc_gemm23: two pixels x three
+ * channels; qc_gemm4) are kept for the others. */
+#define QC_COLS 4096   /* im2col chunk bytes at most (planned scratch): K up to this; larger K takes the portable path */
+#define QC_MAXO 512    /* output channels whose constants are worked out once per call */
+#include "gemm_tile_mve.h"
+/* The Helium conv's planned scratch (ET_SCRATCH, at c->scr; kernel_scratch.py mirrors qc_parts), in
+ * 16-aligned parts: the channels' constants (QC_KS_BYTES, while O <= QC_MAXO; a last partial group
+ * writes four); for the two-phase GEMM (clamp range int8's: qt_range_ok) a tile's sums (QT_S_BYTES of
+ * the pixels a GEMM call takes at most) and, for short rows and O not a multiple of 4, a last partial
+ * group's weight rows (QT_WPAD); the im2col chunk of QC_COLS / K pixels (P at most) + 16 bytes of slack
+ * (qc_im2col3_run's whole-vector stores) where the conv copies windows: not a pointwise, or a pointwise
+ * whose pixels are not one run, packed for the two-phase GEMM. */
+#define QC_KS_BYTES(O) (((uint32_t)(O) * 4u + 15u) & ~15u)
+#define QT_S_BYTES(np) (16u * (uint32_t)((np) + 4))   /* [pixel][4] int32 + the last vld4's three past */
+#define QT_WPAD 64u
+typedef struct { uint32_t sums, wpad, cols, total; } qc_parts;   /* byte offsets in the scratch */
 
 /* n bytes from src to dst (n >= 0), or the byte v when src is NULL */
 static inline void qc_fill(int8_t *dst, const int8_t *src, int32_t n, int8_t v) {
@@ -61,207 +37,139 @@ static inline void qc_fill(int8_t *dst, const int8_t *src, int32_t n, int8_t v) 
   }
 }
 
-/* im2col of output pixels p0 .. p0+np-1 (row-major over the output rows) of image xn into buf, K bytes
- * a pixel in (kh, kw, c) order, the weights' OHWI order */
-CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, int32_t np, int8_t *buf) {
-  const int32_t C = c->x.c, KW = c->KW, row = KW * C;
-  const int8_t pad = (int8_t)-c->in_off;
-  const bool runs = c->dw == 1 && c->x.sw == C;  /* a kernel row's taps are contiguous in the input */
-  for (int32_t i = 0; i < np; i++) {
-    const int32_t oh = (p0 + i) / c->y.w, iw0 = (p0 + i - oh * c->y.w) * c->sw - c->pw;
-    for (int32_t kh = 0; kh < c->KH; kh++, buf += row) {
-      const int32_t ih = oh * c->sh - c->ph + kh * c->dh;
-      if (ih < 0 || ih >= c->x.h) { qc_fill(buf, NULL, row, pad); continue; }
-      const int8_t *xr = xn + (ptrdiff_t)ih * c->x.sh;
-      if (runs && iw0 >= 0 && iw0 + KW <= c->x.w) { qc_fill(buf, xr + (ptrdiff_t)iw0 * C, row, 0); continue; }
-      for (int32_t kw = 0; kw < KW; kw++) {
-        const int32_t iw = iw0 + kw * c->dw;
-        qc_fill(buf + kw * C, iw >= 0 && iw < c->x.w ? xr + (ptrdiff_t)iw * c->x.sw : NULL, C, pad);
-      }
-    }
-  }
+#ifdef __OPTIMIZE__
+/* n >= 1 consecutive windows inside the image of a 3-row kernel whose rows are `row` <= 16 contiguous
+ * bytes: window i's rows at x + i * xstep + {0, 1, 2} * xdh, copied to buf (K = 3 * row bytes a window).
+ * 14 instructions a window: the loads predicated to the row, the stores whole vectors (each spills into
+ * what the next store writes; the buffer has 16 bytes of slack behind it). */
+__attribute__((noinline)) static void qc_im2col3_run(const int8_t *x, ptrdiff_t xstep, ptrdiff_t xdh, int32_t row,
+                                                     int32_t n, int8_t *buf) {
+  register const int8_t *p0 __asm__("r0") = x;
+  register const int8_t *p1 __asm__("r1") = x + xdh;
+  register const int8_t *p2 __asm__("r2") = x + 2 * xdh;
+  register int8_t *b __asm__("r3") = buf;
+  register ptrdiff_t rs __asm__("r4") = xstep;
+  register int32_t rr __asm__("r5") = row;
+  register int32_t rn __asm__("r6") = n;
+  __asm__ volatile(
+      "vctp.8 r5\n\t"
+      "dls lr, r6\n"
+      "1:\n\t"
+      "vpsttt\n\t"
+      "vldrbt.u8 q0, [r0]\n\t"
+      "vldrbt.u8 q1, [r1]\n\t"
+      "vldrbt.u8 q2, [r2]\n\t"
+      "vstrb.8 q0, [r3]\n\t"
+      "add r3, r3, r5\n\t"
+      "vstrb.8 q1, [r3]\n\t"
+      "add r3, r3, r5\n\t"
+      "vstrb.8 q2, [r3]\n\t"
+      "add r3, r3, r5\n\t"
+      "add r0, r0, r4\n\t"
+      "add r1, r1, r4\n\t"
+      "add r2, r2, r4\n\t"
+      "le lr, 1b"
+      : "+r"(p0), "+r"(p1), "+r"(p2), "+r"(b), "+r"(rn)
+      : "r"(rs), "r"(rr)
+      : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "memory");
 }
-
-/* Two pixels x three output channels a pass (six vmladava per two input and three weight loads: 0.125
- * instructions per MAC over 16 input bytes), in asm: the loop has 14 live registers, which GCC spills.
- * One ldm fills the accumulators (r0 r2 r4: pixel 0, r6 r8 r10: pixel 1; they start at the channels'
- * constants) and the five row pointers; the K & 15 tail is predicated at the end (no read past a row);
- * two vmovs per pixel make the sums a vector (`vmov q[2], q[0], ra, rb`: lane 0 = ra, lane 2 = rb), requantised per channel and stored predicated (`live`
- * channels). Pixel 1 of the last pass may repeat pixel 0 (same input, same output). */
-typedef struct {
-  int32_t c0; const int8_t *x0; int32_t c1; const int8_t *x1;      /*  0: ldm r0..r10 */
-  int32_t c2; const int8_t *w0; int32_t d0; const int8_t *w1;      /* 16 */
-  int32_t d1; const int8_t *w2; int32_t d2;                        /* 32: d0..d2 = c0..c2 (pixel 1) */
-  int32_t trips;           /* 44: K >> 4 */
-  uint32_t tailp;          /* 48: predicate of the K & 15 tail, 0 if none */
-  int32_t xadj;            /* 52: from a row pointer after the loop to the next pass's */
-  int32_t ystep;           /* 56 */
-  int8_t *y0, *y1;         /* 60, 64 */
-  int32_t passes;          /* 68 */
-  uint32_t storep;         /* 72: predicate of the live channels (32-bit lanes) */
-  int32_t oo;              /* 76: output offset */
-  int32_t pad_[8];
-  int32x4_t vm, vs, vlo, vhi;  /* 112 .. 175 */
-} qc_blk;
-_Static_assert(offsetof(qc_blk, trips) == 44 && offsetof(qc_blk, y0) == 60 && offsetof(qc_blk, oo) == 76 &&
-               offsetof(qc_blk, vm) == 112 && offsetof(qc_blk, vhi) == 160, "qc_gemm23 offsets");
-#ifdef __OPTIMIZE__  /* the loop needs r7, the frame pointer at -O0 */
-#define QC_ASM 1
-/* tail: the K & 15 bytes after the whole vectors, predicated (P0 from blk->tailp) */
-#define QC_TAIL                                                                                          \
-      "ldr lr, [%[b], #48]\n\t" \
-      "vmsr p0, lr\n\t" \
-      "vpstttt\n\t" \
-      "vldrbt.u8 q0, [r1]\n\t" \
-      "vldrbt.u8 q1, [r3]\n\t" \
-      "vldrbt.u8 q2, [r5]\n\t" \
-      "vmladavat.s8 r0, q0, q2\n\t" \
-      "vpstttt\n\t" \
-      "vmladavat.s8 r6, q1, q2\n\t" \
-      "vldrbt.u8 q2, [r7]\n\t" \
-      "vmladavat.s8 r2, q0, q2\n\t" \
-      "vmladavat.s8 r8, q1, q2\n\t" \
-      "vpsttt\n\t" \
-      "vldrbt.u8 q2, [r9]\n\t" \
-      "vmladavat.s8 r4, q0, q2\n\t" \
-      "vmladavat.s8 r10, q1, q2\n"
-/* the pass loop's start and the whole 16-byte trips */
-#define QC_HEAD \
-      "vldrw.u32 q4, [%[b], #112]\n\t" \
-      "vldrw.u32 q5, [%[b], #128]\n\t" \
-      "vldrw.u32 q6, [%[b], #144]\n\t" \
-      "vldrw.u32 q7, [%[b], #160]\n\t" \
-      "ldr r12, [%[b], #68]\n" \
-      "1:\n\t" \
-      "ldm %[b], {r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10}\n\t" \
-      "ldr lr, [%[b], #44]\n\t" \
-      "wls lr, lr, 3f\n" \
-      "2:\n\t" \
-      "vldrb.u8 q0, [r1], #16\n\t" \
-      "vldrb.u8 q1, [r3], #16\n\t" \
-      "vldrb.u8 q2, [r5], #16\n\t" \
-      "vmladava.s8 r0, q0, q2\n\t" \
-      "vmladava.s8 r6, q1, q2\n\t" \
-      "vldrb.u8 q2, [r7], #16\n\t" \
-      "vmladava.s8 r2, q0, q2\n\t" \
-      "vmladava.s8 r8, q1, q2\n\t" \
-      "vldrb.u8 q2, [r9], #16\n\t" \
-      "vmladava.s8 r4, q0, q2\n\t" \
-      "vmladava.s8 r10, q1, q2\n\t" \
-      "le lr, 2b\n"
-/* the sums to vectors, requantised, stored; the next pass */
-#define QC_REST \
-      "vmov q0[2], q0[0], r0, r4\n\t" \
-      "vmov q0[3], q0[1], r2, r2\n\t" \
-      "vmov q1[2], q1[0], r6, r10\n\t" \
-      "vmov q1[3], q1[1], r8, r8\n\t" \
-      "ldrd r2, r9, [%[b], #72]\n\t" \
-      "vshr.s32 q2, q0, #31\n\t" \
-      "vqrdmulh.s32 q0, q0, q4\n\t" \
-      "vadd.i32 q0, q0, q2\n\t" \
-      "vrshl.s32 q0, q0, q5\n\t" \
-      "vshr.s32 q2, q1, #31\n\t" \
-      "vqrdmulh.s32 q1, q1, q4\n\t" \
-      "vadd.i32 q1, q1, q2\n\t" \
-      "vrshl.s32 q1, q1, q5\n\t" \
-      "vqadd.s32 q0, q0, r9\n\t" \
-      "vqadd.s32 q1, q1, r9\n\t" \
-      "vmax.s32 q0, q0, q6\n\t" \
-      "vmax.s32 q1, q1, q6\n\t" \
-      "vmin.s32 q0, q0, q7\n\t" \
-      "vmin.s32 q1, q1, q7\n\t" \
-      "ldrd r4, r6, [%[b], #60]\n\t" \
-      "vmsr p0, r2\n\t" \
-      "vpstt\n\t" \
-      "vstrbt.32 q0, [r4]\n\t" \
-      "vstrbt.32 q1, [r6]\n\t" \
-      "ldrd r0, r8, [%[b], #52]\n\t" \
-      "add r4, r4, r8\n\t" \
-      "add r6, r6, r8\n\t" \
-      "strd r4, r6, [%[b], #60]\n\t" \
-      "add r1, r1, r0\n\t" \
-      "add r3, r3, r0\n\t" \
-      "str r1, [%[b], #4]\n\t" \
-      "str r3, [%[b], #12]\n\t" \
-      "subs r12, r12, #1\n\t" \
-      "bne 1b"
-#define QC_OPERANDS \
-      : \
-      : [b] "r"(blk) \
-      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r12", "lr", "d0", "d1", "d2", "d3", \
-        "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc"
-/* two copies: with the tail, and without it (K a multiple of 16: three instructions a pass fewer) */
-CM_UNUSED __attribute__((noinline)) static void qc_gemm23(qc_blk *blk) {
-  if (blk->tailp) __asm__ volatile(QC_HEAD "3:\n\t" QC_TAIL "\n" "4:\n\t" QC_REST QC_OPERANDS);
-  else __asm__ volatile(QC_HEAD "3:\n\t" "4:\n\t" QC_REST QC_OPERANDS);
-}
-#undef QC_HEAD
-#undef QC_TAIL
-#undef QC_REST
-#undef QC_OPERANDS
+#define QC_IM2COL3 1
 #else
-#define QC_ASM 0
-CM_UNUSED static void qc_gemm23(qc_blk *blk) { (void)blk; }
+#define QC_IM2COL3 0
+static void qc_im2col3_run(const int8_t *x, ptrdiff_t xstep, ptrdiff_t xdh, int32_t row, int32_t n, int8_t *buf) {
+  (void)x; (void)xstep; (void)xdh; (void)row; (void)n; (void)buf;
+}
 #endif
 
-/* `rows` rows of np pixels (input x, pixels xstep and rows xrow apart; output y, pixels y.sw and rows yrow
- * apart) through qc_gemm23, three channels a pass; ks: the channels' constants (bias + in_off * sum(w)) */
-CM_UNUSED static void qc_gemm_rows(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xstep, ptrdiff_t xrow, int8_t *y,
-                         ptrdiff_t yrow, int32_t np, int32_t rows, const int32_t *ks) {
-  qc_blk blk;
-  const int32_t O = c->y.c;
-  blk.trips = K >> 4;
-  blk.tailp = K & 15 ? vctp8q((uint32_t)(K & 15)) : 0u;
-  blk.oo = c->out_off;
-  blk.vlo = vdupq_n_s32(c->amin); blk.vhi = vdupq_n_s32(c->amax);
-  const ptrdiff_t ys = c->y.sw;
-  for (int32_t oc = 0; oc < O; oc += 3) {
-    const int32_t live = O - oc < 3 ? O - oc : 3;
-    int32_t mu[4], sh[4], cs[3];
-    const int8_t *wr[3];
-    for (int32_t i = 0; i < 4; i++) {
-      const int32_t o = oc + (i < live ? i : live - 1);
-      if (i < 3) {
-        wr[i] = c->w + (ptrdiff_t)o * K;
-        cs[i] = ks[o];
-      }
-      mu[i] = c->mult[o];
-      sh[i] = c->shift[o];
+/* im2col of output pixels p0 .. p0+np-1 (row-major over the output rows) of image xn into buf, K bytes
+ * a pixel in (kh, kw, c) order, the weights' OHWI order. A window inside the image with its kernel rows
+ * contiguous (unit column dilation, dense pixels) is KH predicated copies of KW*C bytes (one vector
+ * each up to 16); windows over the border go tap by tap, padded taps holding -in_off. */
+CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, int32_t np, int8_t *buf) {
+  /* locals: the int8 stores below may alias *c, whose fields would be reloaded per store */
+  const int32_t C = c->x.c, KW = c->KW, KH = c->KH, row = KW * C, K = KH * row, H = c->x.h, W = c->x.w;
+  const int32_t OW = c->y.w, sh = c->sh, sw = c->sw, ph = c->ph, pw = c->pw, dh = c->dh, dw = c->dw;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw, xdh = (ptrdiff_t)dh * xsh;
+  const int8_t pad = (int8_t)-c->in_off;
+  const bool runs = dw == 1 && xsw == C;  /* a kernel row's taps are contiguous in the input */
+  const int32_t hspan = (KH - 1) * dh;
+  const mve_pred16_t pr = vctp8q((uint32_t)row);
+  int32_t oh = p0 / OW, ow = p0 - oh * OW;
+  int32_t ih0 = oh * sh - ph, iw0 = ow * sw - pw;
+  /* last output column whose window ends inside the image's columns */
+  const int32_t owl = W - KW + pw >= 0 ? (W - KW + pw) / sw : -1;
+  for (int32_t i = 0; i < np; i++, buf += K) {
+    const int32_t ih = ih0, iw = iw0;
+    if (QC_IM2COL3 && KH == 3 && row <= 16 && runs && iw >= 0 && ih >= 0 && ih + hspan < H && ow <= owl) {
+      /* the windows inside the image from here to the row's last one (or the chunk's end) in one go */
+      int32_t n = owl - ow + 1;
+      if (n > np - i) n = np - i;
+      qc_im2col3_run(xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)iw * C, (ptrdiff_t)sw * C, xdh, row, n, buf);
+      i += n - 1;
+      buf += (ptrdiff_t)(n - 1) * K;
+      ow += n;
+      iw0 += n * sw;
+      if (ow == OW) { ow = 0; iw0 = -pw; ih0 += sh; }
+      continue;
     }
-    blk.vm = vld1q_s32(mu); blk.vs = vld1q_s32(sh);
-    blk.storep = vctp32q((uint32_t)live);
-    for (int32_t row = 0; row < rows; row++)
-    for (int32_t half = 0; half < 2; half++) {
-      /* pairs of pixels, then a last odd pixel twice */
-      const int32_t passes = half ? np & 1 : np >> 1;
-      if (!passes) continue;
-      const int32_t p0 = half ? np - 1 : 0;
-      const ptrdiff_t dx = half ? 0 : xstep, dy = half ? 0 : ys;
-      blk.c0 = blk.d0 = cs[0]; blk.c1 = blk.d1 = cs[1]; blk.c2 = blk.d2 = cs[2];
-      blk.w0 = wr[0]; blk.w1 = wr[1]; blk.w2 = wr[2];
-      blk.x0 = x + row * xrow + (ptrdiff_t)p0 * xstep; blk.x1 = blk.x0 + dx;
-      blk.xadj = (int32_t)(2 * xstep - 16 * (ptrdiff_t)blk.trips);
-      blk.y0 = y + row * yrow + (ptrdiff_t)p0 * ys + oc; blk.y1 = blk.y0 + dy;
-      blk.ystep = (int32_t)(2 * ys);
-      blk.passes = passes;
-      qc_gemm23(&blk);
+    if (++ow == OW) { ow = 0; iw0 = -pw; ih0 += sh; } else { iw0 += sw; }
+    if (runs && ih >= 0 && ih + hspan < H && iw >= 0 && iw + KW <= W) {
+      const int8_t *xr = xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)iw * C;
+      int8_t *b = buf;
+      if (row <= 16) {
+        for (int32_t kh = 0; kh < KH; kh++, xr += xdh, b += row) vst1q_p_s8(b, vld1q_z_s8(xr, pr), pr);
+      } else {
+        for (int32_t kh = 0; kh < KH; kh++, xr += xdh, b += row) qc_fill(b, xr, row, 0);
+      }
+      continue;
+    }
+    int8_t *b = buf;
+    int32_t kw0 = 0, kw1 = KW;  /* taps inside the image's columns (dense runs only) */
+    if (runs) tap_range(iw, KW, 1, W, &kw0, &kw1);
+    for (int32_t kh = 0; kh < KH; kh++, b += row) {
+      const int32_t ihk = ih + kh * dh;
+      if (ihk < 0 || ihk >= H) { qc_fill(b, NULL, row, pad); continue; }
+      const int8_t *xr = xn + (ptrdiff_t)ihk * xsh;
+      if (runs) {  /* the row padded, then the run of taps inside */
+        if (kw0 > 0 || kw1 < KW) qc_fill(b, NULL, row, pad);
+        if (kw1 > kw0) qc_fill(b + kw0 * C, xr + (ptrdiff_t)(iw + kw0) * C, (kw1 - kw0) * C, 0);
+        continue;
+      }
+      for (int32_t kw = 0; kw < KW; kw++) {
+        const int32_t iwk = iw + kw * dw;
+        qc_fill(b + kw * C, iwk >= 0 && iwk < W ? xr + (ptrdiff_t)iwk * xsw : NULL, C, pad);
+      }
     }
   }
 }
 
-/* Planned scratch of qconv_mve at c->scr (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): the
- * channels' constants (QC_KS_BYTES, while O <= QC_MAXO), then the im2col chunk (QC_COLS / K pixels of K
- * bytes, P pixels at most). From shapes and int arguments only: a path refused for its data plans it too. */
-#define QC_KS_BYTES(O) (((uint32_t)(O) * 4u + 15u) & ~15u)
-CM_UNUSED static uint32_t qconv_mve_scratch(const qconv *c) {
-  const int32_t O = c->y.c, C = c->x.c, K = c->KH * c->KW * C, P = c->y.h * c->y.w;
+#include "gemm_fused_mve.h"
+
+/* false: not qconv_mve's shapes (no scratch); else where its scratch parts are (from shapes and int
+ * arguments only: a path refused for its data plans them too) */
+CM_UNUSED static bool qc_parts_of(const qconv *c, qc_parts *pt) {
+  const int32_t O = c->y.c, C = c->x.c, K = c->KH * c->KW * C, P = c->y.h * c->y.w, OW = c->y.w;
   if (c->depthwise || c->cpg != C || (c->x.sc != 1 && C != 1) || c->y.sc != 1 || K <= 0 || c->in_off < -127 ||
       c->in_off > 128)
-    return 0;
+    return false;
   const bool direct = c->KH == 1 && c->KW == 1 && c->ph == 0 && c->pw == 0;
-  if (!direct && K > QC_COLS) return 0;
-  const uint32_t ks = O <= QC_MAXO ? QC_KS_BYTES(O) : 0u;
-  return ks + (direct ? 0u : (uint32_t)K * (uint32_t)(P < QC_COLS / K ? P : QC_COLS / K));
+  if (!direct && K > QC_COLS) return false;
+  const bool tile = qt_range_ok(c, K), rows = c->y.sh == (ptrdiff_t)OW * c->y.sw;
+  const bool flat = direct && c->sh == 1 && c->sw == 1 && c->x.sh == (ptrdiff_t)c->x.w * c->x.sw && rows &&
+                    c->x.w == OW;
+  const int32_t chunk = QC_COLS / K, np = P < chunk ? P : chunk;
+  const bool cols = !direct || (tile && chunk > 0 && rows && !flat);
+  pt->sums = O <= QC_MAXO ? QC_KS_BYTES(O) : 0u;
+  pt->wpad = pt->sums + (tile ? QT_S_BYTES(P < QT_PIX ? P : QT_PIX) : 0u);
+  pt->cols = pt->wpad + (tile && (O & 3) && K <= 16 ? QT_WPAD : 0u);
+  pt->total = pt->cols + (cols ? (uint32_t)K * (uint32_t)np + 16u : 0u);
+  return true;
+}
+
+/* Planned scratch of qconv_mve (ET_SCRATCH): qc_parts' total */
+CM_UNUSED static uint32_t qconv_mve_scratch(const qconv *c) {
+  qc_parts pt;
+  return qc_parts_of(c, &pt) ? pt.total : 0u;
 }
 
 /* false: not this path (nothing written) */
@@ -273,9 +181,12 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   for (int32_t oc = 0; oc < O; oc++)
     if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
   const bool direct = c->KH == 1 && c->KW == 1 && c->ph == 0 && c->pw == 0;  /* pointwise: no copy */
-  if ((!direct && K > QC_COLS) || (!c->scr && qconv_mve_scratch(c))) return false;
-  int8_t *const buf = c->scr ? c->scr + (O <= QC_MAXO ? QC_KS_BYTES(O) : 0u) : NULL;   /* im2col chunk (scratch) */
-  const int32_t chunk = direct ? 0 : QC_COLS / K;
+  qc_parts pt;
+  if (!qc_parts_of(c, &pt) || (!c->scr && pt.total)) return false;   /* no scratch (a harness without a plan) */
+  int8_t *const buf = c->scr + pt.cols;
+  int32_t *const ks = (int32_t *)(void *)c->scr, *const sums = (int32_t *)(void *)(c->scr + pt.sums);
+  int8_t *const wpad = c->scr + pt.wpad;
+  const int32_t chunk = K <= QC_COLS ? QC_COLS / K : 0;
   const int32_t OH = c->y.h, OW = c->y.w;
   /* the whole image as one run of pixels: unit stride, rows back to back on both sides */
   const bool flat = direct && c->sh == 1 && c->sw == 1 && c->x.sh == (ptrdiff_t)c->x.w * c->x.sw &&
@@ -283,13 +194,30 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   qc_group g;
   g.out_off = c->out_off; g.amin = c->amin; g.amax = c->amax; g.K = K;
   /* the channels' constants once per call: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
-  int32_t *const ks = (int32_t *)(void *)c->scr;   /* O <= QC_MAXO: QC_KS_BYTES(O) of scratch */
-  const bool asm_path = QC_ASM && O <= QC_MAXO;
-  for (int32_t o = 0; asm_path && o < O; o++)
+  const bool asm_path = QC_ASM && O <= QC_MAXO, tile = qt_ok(c, K);  /* tile: gemm_tile_mve.h */
+  const int32_t *tks = tile && O <= QC_MAXO ? ks : NULL;
+  for (int32_t oc = 0; tks && oc < O; oc += 4) qt_consts4(c, oc, O - oc < 4 ? O - oc : 4, K, ks + oc);
+  for (int32_t o = 0; asm_path && !tile && o < O; o++)
     ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));
   for (int32_t n = 0; n < c->y.n; n++) {
     const int8_t *xn = x + n * c->x.sn;
     int8_t *yn = y + n * c->y.sn;
+    if (tile && direct && (flat || chunk == 0 || c->y.sh != (ptrdiff_t)OW * c->y.sw)) {
+      for (int32_t oh = 0; oh < (flat ? 1 : OH); oh++)
+        qt_gemm(c, K, xn + (ptrdiff_t)oh * c->sh * c->x.sh, (ptrdiff_t)c->sw * c->x.sw, yn + (ptrdiff_t)oh * c->y.sh,
+                c->y.sw, flat ? OH * OW : OW, tks, sums, wpad);
+      continue;
+    }
+    /* output rows back to back: chunks span rows (a strided pointwise too: its pixels packed, one GEMM
+     * over many rows instead of one a row) */
+    if (tile && c->y.sh == (ptrdiff_t)OW * c->y.sw) {
+      for (int32_t p0 = 0; p0 < OH * OW; p0 += chunk) {
+        const int32_t np = OH * OW - p0 < chunk ? OH * OW - p0 : chunk;
+        qc_im2col(c, xn, p0, np, buf);
+        qt_gemm(c, K, buf, K, yn + (ptrdiff_t)p0 * c->y.sw, c->y.sw, np, tks, sums, wpad);
+      }
+      continue;
+    }
     if (asm_path && direct) {  /* every row in one call */
       qc_gemm_rows(c, K, xn, (ptrdiff_t)c->sw * c->x.sw, (ptrdiff_t)c->sh * c->x.sh, yn, c->y.sh, flat ? OH * OW : OW,
                    flat ? 1 : OH, ks);
@@ -315,6 +243,10 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
           qc_im2col(c, xn, oh * OW + ow0, np, buf);
         }
         int8_t *yr = yn + (ptrdiff_t)oh * c->y.sh + (ptrdiff_t)ow0 * c->y.sw;
+        if (tile && np > 0) {
+          qt_gemm(c, K, xs, xstep, yr, c->y.sw, np, tks, sums, wpad);
+          continue;
+        }
         if (asm_path && np > 0) {
           qc_gemm_rows(c, K, xs, xstep, 0, yr, 0, np, 1, ks);
           continue;

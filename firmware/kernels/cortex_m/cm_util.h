@@ -68,6 +68,22 @@ static inline int32_t add_sat_i32(int32_t a, int32_t b) {
 #include "cm_dsp.h"
 #endif
 
+#if defined(CM_DSP) && defined(__ARM_FP) && (__ARM_FP & 4)
+/* A single-precision FPU without MVE (Cortex-M4F/M33/M7): VCVTR rounds to an int32 with the FPSCR's
+ * rounding mode, to nearest even (et_roundf's) unless someone changed it: callers check per call. */
+#define CM_VCVTR 1
+static inline bool cm_fpscr_nearest(void) {
+  uint32_t f;
+  __asm__ volatile("vmrs %0, fpscr" : "=r"(f));
+  return ((f >> 22) & 3u) == 0u;
+}
+static inline int32_t cm_rint_s32(float v) {   /* NaN: 0; beyond int32: saturated */
+  float r;
+  __asm__("vcvtr.s32.f32 %0, %1" : "=t"(r) : "t"(v));
+  return (int32_t)et_f32_bits(r);
+}
+#endif
+
 /* (float)m * 2^e without double arithmetic (exact unless the result is subnormal) */
 CM_UNUSED static float ldexp_f(float m, int32_t e) {
   while (e > 100) { m *= 1.2676506e30f; e -= 100; }   /* 2^100 */

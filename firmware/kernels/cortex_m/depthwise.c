@@ -2,11 +2,14 @@
 #include "cm_gemm.h"
 #ifdef CM_DSP
 #include "dsp_dw.h"
+#include "dsp_conv.h"   /* a one-channel input: the dense conv (cm_dsp_dw_as_conv) */
 #endif
 
 #ifdef CM_MVE
 #include "dw_plane_mve.h"   /* 4 channels over a whole image */
 #include "dw_lanes_mve.h"   /* 16 channels a vector */
+#include "dw_gather_mve.h"  /* depth multipliers of 4: a byte gather of the window */
+#include "dw_taps_mve.h"    /* depth multiplier 1, up to 4x4: the taps on the lanes */
 #endif
 
 /* The portable depthwise, on its own: everything in locals (an int8 store may alias *c, so fields
@@ -80,11 +83,13 @@ static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
  * computes the same at bake; method load fails (ET_ERR_SCRATCH) where the two differ. */
 static uint32_t qdw_scratch(const qconv *c) {
 #ifdef CM_MVE
-  uint32_t n = qdw_plane_scratch(c), a = qdw_as_conv_scratch(c), l = qdl_scratch(c);
+  uint32_t n = qdw_plane_scratch(c), a = qdw_as_conv_scratch(c), l = qdl_scratch(c), t = qdt_scratch(c);
   n = a > n ? a : n;
+  n = t > n ? t : n;
   return l > n ? l : n;
 #elif defined(CM_DSP)
-  return cm_dsp_dw_scratch(c);
+  const uint32_t d = cm_dsp_dw_scratch(c), a = cm_dsp_dw_as_conv_scratch(c);
+  return a > d ? a : d;
 #else
   (void)c;
   return 0;
@@ -94,9 +99,9 @@ static uint32_t qdw_scratch(const qconv *c) {
 /* the depthwise without the plane path */
 static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
-  if (qdw_as_conv(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
+  if (qdw_as_conv(c, x, y) || qdw_taps(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
 #elif defined(CM_DSP)
-  if (cm_dsp_dw(c, x, y)) return;
+  if (cm_dsp_dw_as_conv(c, x, y) || cm_dsp_dw(c, x, y)) return;
 #endif
   qdw_portable(c, x, y);
 }

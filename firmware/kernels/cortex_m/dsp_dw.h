@@ -1,30 +1,20 @@
 /* Private to firmware/kernels/cortex_m/: the int8 depthwise convolution on the DSP extension, for
- * depthwise.c. Three paths (cm_dsp_dw picks one; false: neither fits, the portable code runs):
- *  - depth multiplier >= 4 (e.g. a first layer on a one-channel input): per output pixel and input
- *    channel, the window's taps (offset added, padded taps 0) packed as int16 tap pairs on the stack;
- *    4 output channels a pass read one word of weights per tap (1HWO: the channels are contiguous),
- *    widened and paired (SXTB16, PKHBT/PKHTB): 4 SMLAD per tap pair and 4 channels.
- *  - multiplier 1, channels contiguous: pixel by pixel, 4 channels a pass (cm_dsp_dw_pix);
- *  - multiplier 2..3: one output channel at a time, its taps' weights in locals, the input offset
- *    folded as offset x sum(weights) (interior pixels), the 3x3 window unrolled. */
+ * depthwise.c. Paths (cm_dsp_dw picks one; false: none fits, the portable code runs):
+ *  - (one input channel, many outputs, a first layer: dsp_conv.h's cm_dsp_dw_as_conv, tried before);
+ *  - other depth multipliers >= 4: per output pixel and input channel, the window's taps (offset
+ *    added, padded taps 0) packed as int16 tap pairs on the stack; 4 output channels a pass read one
+ *    word of weights per tap (1HWO: the channels are contiguous), widened and paired (SXTB16,
+ *    PKHBT/PKHTB): 4 SMLAD per tap pair and 4 channels;
+ *  - multiplier 1, 3x3, strides 1-2, channels contiguous: int16 planes and SMLAD on tap pairs (dsp_dw3.h);
+ *  - multiplier 1, other kernels, channels contiguous: pixel by pixel, 4 channels a pass (cm_dsp_dw_pix);
+ *  - multiplier 1..3 otherwise: one output channel at a time, its taps' weights in locals, the input
+ *    offset folded as offset x sum(weights) (interior pixels), the 3x3 window unrolled. */
 #ifndef ET_CORTEX_M_DSP_DW_H
 #define ET_CORTEX_M_DSP_DW_H
-#include "cm_conv.h"
+#include "dsp_dw3.h"
 
 #define CM_DSP_DW_TAPS 64   /* the stack window: 32 words */
-#define CM_DSP_DW_C 256     /* channels of the per-call constants (1 KB of stack) */
-
-/* (lo of a, lo of b) and (hi of a, hi of b) as int16 pairs: PKHBT / PKHTB (GCC 12 does not find them) */
-static inline uint32_t cm_pk_lo(uint32_t a, uint32_t b) {
-  uint32_t r;
-  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
-  return r;
-}
-static inline uint32_t cm_pk_hi(uint32_t a, uint32_t b) {
-  uint32_t r;
-  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
-  return r;
-}
+#define CM_DSP_DW_C 256     /* channels of the per-call constants (planned scratch, 1 KB at most) */
 
 /* 4 channels at w (tap stride O) against the packed window xw of np tap pairs: acc[0..3] */
 __attribute__((always_inline)) static inline void cm_dsp_dw4(const uint32_t *xw, int32_t np, const int8_t *w,
@@ -273,12 +263,16 @@ __attribute__((noinline)) static void cm_dsp_dw_pix(const qconv *c, const int8_t
     }
 }
 
-/* Planned scratch of cm_dsp_dw (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): the 3x3
- * per-channel path's folded biases (bias + offset x sum of the 9 weights). */
+/* Planned scratch of cm_dsp_dw (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): the 3x3 plane
+ * path's planes and sums (cm_dw3_scratch_bytes), else the 3x3 per-channel path's folded biases (bias +
+ * offset x sum of the 9 weights). A one-channel input is dsp_conv.h's (cm_dsp_dw_as_conv_scratch). */
 #define CM_DSP_DW_BFULL_BYTES(c) ((c)->KH == 3 && (c)->KW == 3 && (c)->y.c <= CM_DSP_DW_C ? 4u * (uint32_t)(c)->y.c : 0u)
 static uint32_t cm_dsp_dw_scratch(const qconv *c) {
   const int32_t T = c->KH * c->KW;
-  if (T > CM_DSP_DW_TAPS || T < 1 || c->opg >= 4 || !(c->opg == 1 && c->x.sc == 1 && c->x.c >= 4)) return 0;
+  if (T > CM_DSP_DW_TAPS || T < 1 || c->opg >= 4) return 0;
+  cm_dw3_geo g;
+  if (cm_dw3_geometry(c, &g)) return cm_dw3_scratch_bytes(&g);
+  if (!(c->opg == 1 && c->x.sc == 1 && c->x.c >= 4)) return 0;
   return CM_DSP_DW_BFULL_BYTES(c);
 }
 
@@ -288,6 +282,12 @@ static bool cm_dsp_dw(const qconv *c, const int8_t *x, int8_t *y) {
   if (c->opg >= 4) {
     /* the padded taps are 0 after the offset: x + io must fit int16 (it does for int8 zero points) */
     cm_dsp_dw_mult(c, x, y);
+    return true;
+  }
+  cm_dw3_geo g;
+  if (cm_dw3_geometry(c, &g)) {
+    if (!c->scr) return false;   /* no scratch (a harness without a plan): the portable code */
+    cm_dsp_dw3(c, &g, x, y);
     return true;
   }
   if (c->opg == 1 && c->x.sc == 1 && c->x.c >= 4) {

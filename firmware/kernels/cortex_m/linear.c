@@ -1,5 +1,8 @@
 /* cortex_m:: int8 linear (fully connected) and batch matmul. */
 #include "cm_util.h"
+#ifdef CM_DSP
+#include "dsp_gemm.h"
+#endif
 
 /* ---------------------------------------------------------------- linear */
 
@@ -48,23 +51,125 @@ CM_HOT static void dot5_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, 
   d[0] = a0; d[1] = a1; d[2] = a2; d[3] = a3; d[4] = a4;
 }
 
-/* The Helium linear, per input row and block of up to 64 output columns: the dot products five
- * columns at a time (columns past the block repeat its last one), then the column constants
- * (kernel sums, or zero-point terms and bias) added and the block requantised four lanes at a time.
+/* d[n] = x . w_n for 6 * groups rows (K apart, K > 0), in asm: six weight rows a pass over the input
+ * (one input load feeds six vmladava: 14 instructions per 96 MACs), the K & 15 tail predicated (no
+ * read past a row); the pass bookkeeping lives in a frame the asm pushes (d, groups left, the step
+ * from a row pointer after its row to the next group's, x, trips, tail). */
+#ifdef __OPTIMIZE__  /* the asm needs r7 (the frame pointer at -O0) */
+#define QL_ASM 1
+#define QL_DOT6_HEAD \
+      "ldm r0, {r0, r2, r4, r6, r8, r10}\n\t" \
+      "push {r0, r2, r4, r6, r8, r10}\n" \
+      "1:\n\t" \
+      "movs r0, #0\n\t" \
+      "movs r2, #0\n\t" \
+      "movs r4, #0\n\t" \
+      "movs r6, #0\n\t" \
+      "mov r8, #0\n\t" \
+      "mov r10, #0\n\t" \
+      "ldr r1, [sp, #12]\n\t" \
+      "ldr lr, [sp, #16]\n\t" \
+      "wls lr, lr, 3f\n" \
+      "2:\n\t" \
+      "vldrb.u8 q0, [r1], #16\n\t" \
+      "vldrb.u8 q1, [r3], #16\n\t" \
+      "vmladava.s8 r0, q0, q1\n\t" \
+      "vldrb.u8 q1, [r5], #16\n\t" \
+      "vmladava.s8 r2, q0, q1\n\t" \
+      "vldrb.u8 q1, [r7], #16\n\t" \
+      "vmladava.s8 r4, q0, q1\n\t" \
+      "vldrb.u8 q1, [r9], #16\n\t" \
+      "vmladava.s8 r6, q0, q1\n\t" \
+      "vldrb.u8 q1, [r11], #16\n\t" \
+      "vmladava.s8 r8, q0, q1\n\t" \
+      "vldrb.u8 q1, [r12], #16\n\t" \
+      "vmladava.s8 r10, q0, q1\n\t" \
+      "le lr, 2b\n" \
+      "3:\n\t"
+#define QL_DOT6_TAIL \
+      "ldr lr, [sp, #20]\n\t" \
+      "vctp.8 lr\n\t" \
+      "vpstttt\n\t" \
+      "vldrbt.u8 q0, [r1]\n\t" \
+      "vldrbt.u8 q1, [r3]\n\t" \
+      "vldrbt.u8 q2, [r5]\n\t" \
+      "vldrbt.u8 q3, [r7]\n\t" \
+      "vmladava.s8 r0, q0, q1\n\t" \
+      "vmladava.s8 r2, q0, q2\n\t" \
+      "vmladava.s8 r4, q0, q3\n\t" \
+      "vpsttt\n\t" \
+      "vldrbt.u8 q1, [r9]\n\t" \
+      "vldrbt.u8 q2, [r11]\n\t" \
+      "vldrbt.u8 q3, [r12]\n\t" \
+      "vmladava.s8 r6, q0, q1\n\t" \
+      "vmladava.s8 r8, q0, q2\n\t" \
+      "vmladava.s8 r10, q0, q3\n\t"
+#define QL_DOT6_REST \
+      "ldr lr, [sp, #0]\n\t" \
+      "stm lr!, {r0, r2, r4, r6, r8, r10}\n\t" \
+      "str lr, [sp, #0]\n\t" \
+      "ldr lr, [sp, #8]\n\t" \
+      "add r3, r3, lr\n\t" \
+      "add r5, r5, lr\n\t" \
+      "add r7, r7, lr\n\t" \
+      "add r9, r9, lr\n\t" \
+      "add r11, r11, lr\n\t" \
+      "add r12, r12, lr\n\t" \
+      "ldr lr, [sp, #4]\n\t" \
+      "subs lr, lr, #1\n\t" \
+      "str lr, [sp, #4]\n\t" \
+      "bne 1b\n\t" \
+      "add sp, sp, #24"
+#define QL_DOT6_OPERANDS \
+      : "+r"(r0), "+r"(w0), "+r"(w1), "+r"(w2), "+r"(w3), "+r"(w4), "+r"(w5) \
+      : \
+      : "r1", "r2", "r4", "r6", "r8", "r10", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "memory", "cc"
+CM_UNUSED __attribute__((noinline)) static void qlin_dot6(const int8_t *x, const int8_t *w, int32_t K, int32_t groups,
+                                                          int32_t *d) {
+  const int32_t fr[6] = {(int32_t)(uintptr_t)d, groups, 6 * K - 16 * (K >> 4), (int32_t)(uintptr_t)x, K >> 4, K & 15};
+  register const int32_t *r0 __asm__("r0") = fr;
+  register const int8_t *w0 __asm__("r3") = w;
+  register const int8_t *w1 __asm__("r5") = w + K;
+  register const int8_t *w2 __asm__("r7") = w + 2 * K;
+  register const int8_t *w3 __asm__("r9") = w + 3 * K;
+  register const int8_t *w4 __asm__("r11") = w + 4 * K;
+  register const int8_t *w5 __asm__("r12") = w + 5 * K;
+  if (K & 15) __asm__ volatile(QL_DOT6_HEAD QL_DOT6_TAIL QL_DOT6_REST QL_DOT6_OPERANDS);
+  else __asm__ volatile(QL_DOT6_HEAD QL_DOT6_REST QL_DOT6_OPERANDS);
+}
+#undef QL_DOT6_HEAD
+#undef QL_DOT6_TAIL
+#undef QL_DOT6_REST
+#undef QL_DOT6_OPERANDS
+#else
+#define QL_ASM 0
+CM_UNUSED static void qlin_dot6(const int8_t *x, const int8_t *w, int32_t K, int32_t groups, int32_t *d) {
+  (void)x; (void)w; (void)K; (void)groups; (void)d;
+}
+#endif
+
+/* The Helium linear, per input row and block of up to 96 output columns: the dot products six
+ * columns at a time (qlin_dot6), the rest five (columns past the block repeat its last one), then the
+ * column constants (kernel sums, or zero-point terms and bias) added and the block requantised four
+ * lanes at a time.
  * Needs K > 0 and cm_vec_requant_ok(mult, shift). */
 static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, const int32_t *kd, int8_t *y,
                         int32_t M, int32_t N, int32_t K, int32_t in_off, int32_t f_off, int32_t out_off,
                         int32_t mult, int32_t shift, int32_t amin, int32_t amax) {
-  int32_t d[64 + 5];
+  int32_t d[96 + 5];
   const int32x4_t vlo = vdupq_n_s32(amin), vhi = vdupq_n_s32(amax);
   for (int32_t m = 0; m < M; m++, x += K, y += N) {
     /* f_off * sum(x): zero in the usual symmetric-weight case */
     const int32_t fx = f_off ? (int32_t)((uint32_t)f_off * (uint32_t)sum_s8(x, K)) : 0;
-    for (int32_t nb = 0; nb < N; nb += 64) {
-      const int32_t nn = N - nb < 64 ? N - nb : 64;
+    for (int32_t nb = 0; nb < N; nb += 96) {
+      const int32_t nn = N - nb < 96 ? N - nb : 96;
       const int8_t *wb = wd + (ptrdiff_t)nb * K;
       int32_t n5 = 0;
-      for (const int8_t *w0 = wb; n5 + 5 <= nn; n5 += 5, w0 += 5 * (ptrdiff_t)K)
+      if (QL_ASM && nn >= 12) {  /* six rows a pass, the rest below */
+        qlin_dot6(x, wb, K, nn / 6, d);
+        n5 = nn / 6 * 6;
+      }
+      for (const int8_t *w0 = wb + (ptrdiff_t)n5 * K; n5 + 5 <= nn; n5 += 5, w0 += 5 * (ptrdiff_t)K)
         dot5_s8(x, w0, w0 + K, w0 + 2 * K, w0 + 3 * K, w0 + 4 * K, K, d + n5);
       for (int32_t n = n5; n < nn; n += 5) {  /* a last partial group: its missing rows repeat the last */
         const int32_t left = nn - n;
@@ -115,7 +220,22 @@ typedef struct {
   int32_t M, N, K, in_off, f_off, out_off, mult, shift, amin, amax;
 } qlin;
 
-static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y) {
+/* Planned scratch of a linear call (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): on the DSP
+ * extension the one-column GEMM's (dsp_gemm.h: a widened input row, the padded last weight row) */
+static uint32_t qlin_scratch(const qlin *q) {
+#if defined(CM_DSP) && !defined(CM_MVE)
+  const cm_dsp_mm gm = {q->w, NULL, NULL, NULL, q->N, q->K, q->ksum ? 0 : q->in_off, q->out_off, q->amin, q->amax,
+                        false};
+  return q->f_off == 0 && cm_dsp_mm_shape_ok(&gm, 2 * CM_DSP_KMAX) ? cm_dsp_mm_bytes(q->K, q->N, false, false) : 0u;
+#else
+  (void)q;
+  return 0u;
+#endif
+}
+
+/* scr: qlin_scratch(q) bytes of planned scratch, or NULL (then the paths without) */
+static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y, int8_t *scr) {
+  (void)scr;   /* the DSP GEMM's only */
   const int32_t M = q->M, N = q->N, K = q->K, in_off = q->in_off, f_off = q->f_off, out_off = q->out_off;
   const int32_t mult = q->mult, shift = q->shift, amin = q->amin, amax = q->amax;
   const int8_t *wd = q->w;
@@ -127,11 +247,15 @@ static void qlinear_run(const qlin *q, const int8_t *x, int8_t *y) {
   }
 #elif defined(CM_DSP)
   if (f_off == 0 && K > 0) {
-    /* sum (x + io) w = x.w + io sum(w) (+ bias), or x.w + kernel_sum when the program gives one */
-    const cm_dsp_gemm_args g = {wd, kd ? NULL : bd, kd, &mult, &shift, N, K, in_off, out_off, amin, amax, false, NULL};
-    cm_dsp_gemm(&g, x, K, M, y, N, 1);
-    return;
-  }
+    /* sum (x + io) w + bias with the offset added to the widened input, or x.w + kernel_sum */
+    const cm_dsp_mm gm = {wd, kd ? kd : bd, &mult, &shift, N, K, kd ? 0 : in_off, out_off, amin, amax, false};
+    if (scr && cm_dsp_mm_ok(&gm, 2 * CM_DSP_KMAX)) {
+      cm_dsp_scratch s;
+      cm_dsp_mm_parts(K, N, false, false, scr, &s);
+      cm_dsp_mm_rows(&gm, &s, x, K, M, y, N, 1);
+      return;
+    }
+  }   /* the rest (K over 1280, a left shift, huge biases): the portable loop below */
 #endif
   for (int32_t m = 0; m < M; m++) {
     const int8_t *xr = x + (ptrdiff_t)m * K;
@@ -163,13 +287,16 @@ typedef struct {
   qlin q;
 } qlin_state;
 ET_STATE("cortex_m::quantized_linear.out", 96);
+ET_SCRATCH("cortex_m::quantized_linear.out");
 _Static_assert(sizeof(qlin_state) <= 96, "raise the ET_STATE size");
 
 ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
   ET_CHECK_ARGS(12);
   qlin_state *ks = (qlin_state *)ctx->state;
   if (ks && cm_call_same(&ks->call, args[0], args[11])) {
-    if (!ctx->prepare) qlinear_run(&ks->q, (const int8_t *)ks->call.x->data, (int8_t *)ks->call.y->data);
+    const uint32_t need = qlin_scratch(&ks->q);
+    if (ctx->prepare) { ctx->scratch_need = need; return ET_OK; }
+    qlinear_run(&ks->q, (const int8_t *)ks->call.x->data, (int8_t *)ks->call.y->data, (int8_t *)et_scratch(ctx, need));
     return ET_OK;
   }
   et_tensor *in, *w, *bias = NULL, *ksum = NULL, *out;
@@ -223,7 +350,9 @@ ET_OP("cortex_m::quantized_linear.out", k_cm_quantized_linear_out) {
     ks->q = q;
     cm_call_set(&ks->call, in, out, w->constant && (!bias || bias->constant) && (!ksum || ksum->constant));
   }
-  if (!ctx->prepare) qlinear_run(&q, (const int8_t *)in->data, (int8_t *)out->data);
+  int8_t *scr = NULL;
+  ET_SCRATCH_TAKE(ctx, qlin_scratch(&q), scr);
+  qlinear_run(&q, (const int8_t *)in->data, (int8_t *)out->data, scr);
   return ET_OK;
 }
 

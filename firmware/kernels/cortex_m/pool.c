@@ -57,6 +57,61 @@ CM_HOT static void qmaxpool_cl_mve(const qpool_geo *gp, const int8_t *x, int8_t 
 }
 #endif
 
+#ifdef CM_DSP
+/* Max pool on the DSP cores, channels contiguous: 4 channels a word, a byte-wise max per tap (SSUB8 sets
+ * the lanes' GE flags, SEL picks), taps clipped to the input once per output pixel; lo <= hi in int8. */
+static inline uint32_t qmax4(uint32_t a, uint32_t b) {   /* lane-wise max of signed bytes */
+  (void)__ssub8((int8x4_t)a, (int8x4_t)b);
+  return (uint32_t)__sel((uint8x4_t)a, (uint8x4_t)b);
+}
+__attribute__((noinline)) static void qmaxpool_dsp(const qpool_geo *gp, const int8_t *x, int8_t *y) {
+  const qpool_geo g = *gp;  /* a copy: int8 stores could alias *gp */
+  const ptrdiff_t th = (ptrdiff_t)g.dh * g.xsh, tw = (ptrdiff_t)g.dw * g.xsw;
+  const uint32_t lo4 = (uint32_t)(uint8_t)g.lo * 0x01010101u, hi4 = (uint32_t)(uint8_t)g.hi * 0x01010101u;
+  const int8_t empty = (int8_t)clamp_i32(-129, g.lo, g.hi);
+  for (int32_t oh = 0; oh < g.OH; oh++) {
+    const int32_t ih0 = oh * g.sh - g.ph;
+    int32_t kh0, kh1;
+    tap_range(ih0, g.KH, g.dh, g.H, &kh0, &kh1);
+    for (int32_t ow = 0; ow < g.OW; ow++) {
+      const int32_t iw0 = ow * g.sw - g.pw;
+      int32_t kw0, kw1;
+      tap_range(iw0, g.KW, g.dw, g.W, &kw0, &kw1);
+      int8_t *yp = y + oh * g.ysh + ow * g.ysw;
+      if (kh0 == kh1 || kw0 == kw1) {
+        for (int32_t c = 0; c < g.C; c++) yp[c] = empty;
+        continue;
+      }
+      /* the first tap inside the input; the window origin may lie outside */
+      const int8_t *xp = x + (ptrdiff_t)(ih0 + kh0 * g.dh) * g.xsh + (ptrdiff_t)(iw0 + kw0 * g.dw) * g.xsw;
+      const int32_t nkh = kh1 - kh0, nkw = kw1 - kw0;
+      int32_t c = 0;
+      for (; c + 4 <= g.C; c += 4) {
+        uint32_t m = 0x80808080u;
+        const int8_t *xr = xp + c;
+        for (int32_t i = 0; i < nkh; i++, xr += th) {
+          const int8_t *xt = xr;
+          for (int32_t j = 0; j < nkw; j++, xt += tw) m = qmax4(cm_ld32(xt), m);
+        }
+        m = qmax4(m, lo4);
+        (void)__ssub8((int8x4_t)m, (int8x4_t)hi4);   /* min(m, hi): hi where m >= hi */
+        m = (uint32_t)__sel((uint8x4_t)hi4, (uint8x4_t)m);
+        memcpy(yp + c, &m, 4);
+      }
+      for (; c < g.C; c++) {
+        int32_t m = -128;
+        for (int32_t i = 0; i < nkh; i++)
+          for (int32_t j = 0; j < nkw; j++) {
+            const int32_t v = xp[i * th + j * tw + c];
+            if (v > m) m = v;
+          }
+        yp[c] = (int8_t)clamp_i32(m, g.lo, g.hi);
+      }
+    }
+  }
+}
+#endif
+
 /* quantized_max_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, int[] dilation,
  *   bool ceil_mode, int input_zero_point, int output_zero_point, int activation_min, int activation_max,
  *   *, Tensor(a!) out) */
@@ -95,6 +150,12 @@ static et_status qmaxpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
     for (int32_t n = 0; n < x.n; n++) qmaxpool_cl_mve(&g, xd + n * xsn, yd + n * ysn);
     return ET_OK;
   }
+#elif defined(CM_DSP)
+  if (xsc == 1 && ysc == 1 && lo >= -128 && hi <= 127 && lo <= hi) {
+    const qpool_geo g = {C, H, W, KH, KW, dh, dw, sh, sw, ph, pw, OH, OW, lo, hi, xsh, xsw, ysh, ysw};
+    for (int32_t n = 0; n < x.n; n++) qmaxpool_dsp(&g, xd + n * xsn, yd + n * ysn);
+    return ET_OK;
+  }
 #endif
   for (int32_t n = 0; n < x.n; n++)
     for (int32_t oh = 0; oh < OH; oh++) {
@@ -129,6 +190,63 @@ static et_status qmaxpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
 ET_OP("cortex_m::quantized_max_pool2d.out", k_cm_quantized_max_pool2d_out) { return qmaxpool(ctx, args, nargs, false); }
 ET_OP("cortex_m::quantized_max_pool2d_nhwc.out", k_cm_quantized_max_pool2d_nhwc_out) { return qmaxpool(ctx, args, nargs, true); }
 
+#ifdef CM_VCVTR
+/* The average pool on the FPU cores, channels contiguous: 4 channels a pass, each channel's float
+ * operations those of the scalar form in its order (convert, subtract, multiply, add; no fused
+ * multiply-add), and the quantisation with VCVTR: rint(avg / scale) + zp (saturating) then the int8
+ * clamp gives what the float add, et_f32_to_i64 and the clamp give for a finite positive scale (a value
+ * beyond 2^24 clamps to the same side either way). */
+typedef struct {
+  const int8_t *x;
+  int8_t *y;
+  int32_t C, OH, OW, H, W, kh, kw, sh, sw, ph, pw, zp;
+  ptrdiff_t xsh, xsw, ysh, ysw;
+  float scale, zf;
+} qavg_dsp_args;
+
+__attribute__((noinline)) static void qavgpool_dsp(const qavg_dsp_args *ap) {
+  const qavg_dsp_args a = *ap;   /* a copy: int8 stores could alias *ap */
+  const float scale = a.scale, zf = a.zf;
+  for (int32_t oh = 0; oh < a.OH; oh++)
+    for (int32_t ow = 0; ow < a.OW; ow++) {
+      int32_t h0 = oh * a.sh - a.ph, w0 = ow * a.sw - a.pw, h1 = h0 + a.kh, w1 = w0 + a.kw;
+      if (h0 < 0) h0 = 0;
+      if (w0 < 0) w0 = 0;
+      if (h1 > a.H) h1 = a.H;
+      if (w1 > a.W) w1 = a.W;
+      const int32_t cnt = (h1 - h0) * (w1 - w0);
+      const float fc = (float)cnt;
+      const int8_t *xw = a.x + (ptrdiff_t)h0 * a.xsh + (ptrdiff_t)w0 * a.xsw;
+      int8_t *yp = a.y + oh * a.ysh + ow * a.ysw;
+      int32_t c = 0;
+      for (; c + 4 <= a.C; c += 4) {
+        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+        for (int32_t ih = h0; ih < h1; ih++) {
+          const int8_t *p = xw + (ptrdiff_t)(ih - h0) * a.xsh + c;
+          for (int32_t iw = w0; iw < w1; iw++, p += a.xsw) {
+            s0 += ((float)p[0] - zf) * scale; s1 += ((float)p[1] - zf) * scale;
+            s2 += ((float)p[2] - zf) * scale; s3 += ((float)p[3] - zf) * scale;
+          }
+        }
+        const float sv[4] = {s0, s1, s2, s3};
+        for (int32_t l = 0; l < 4; l++) {
+          const float avg = cnt > 0 ? sv[l] / fc : 0.0f;
+          yp[c + l] = (int8_t)__ssat(__qadd(cm_rint_s32(avg / scale), a.zp), 8);
+        }
+      }
+      for (; c < a.C; c++) {
+        float s = 0.0f;
+        for (int32_t ih = h0; ih < h1; ih++) {
+          const int8_t *p = xw + (ptrdiff_t)(ih - h0) * a.xsh + c;
+          for (int32_t iw = w0; iw < w1; iw++, p += a.xsw) s += ((float)p[0] - zf) * scale;
+        }
+        const float avg = cnt > 0 ? s / fc : 0.0f;
+        yp[c] = (int8_t)__ssat(__qadd(cm_rint_s32(avg / scale), a.zp), 8);
+      }
+    }
+}
+#endif
+
 /* quantized_avg_pool2d.out(Tensor input, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,
  *   int zero_point, int multiplier, int shift, Tensor scratch, *, Tensor(a!) out): the reference
  * dequantizes with scale = multiplier * 2^shift / 2^31, average-pools in float32
@@ -158,6 +276,17 @@ static et_status qavgpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
   const float zf = (float)zp;
   const int8_t *xd = (const int8_t *)in->data;
   int8_t *yd = (int8_t *)out->data;
+#ifdef CM_VCVTR
+  /* a finite positive scale (no NaN quotient) and the FPSCR rounding to nearest even */
+  if (x.sc == 1 && y.sc == 1 && scale > 0.0f && scale < ET_INFINITY && cm_fpscr_nearest()) {
+    for (int32_t n = 0; n < x.n; n++) {
+      const qavg_dsp_args a = {xd + n * x.sn, yd + n * y.sn, x.c, OH, OW, x.h, x.w, k[0], k[1], s[0], s[1], p[0], p[1],
+                               zp, x.sh, x.sw, y.sh, y.sw, scale, zf};
+      qavgpool_dsp(&a);
+    }
+    return ET_OK;
+  }
+#endif
   for (int32_t n = 0; n < x.n; n++)
     for (int32_t oh = 0; oh < OH; oh++)
       for (int32_t ow = 0; ow < OW; ow++) {
@@ -169,24 +298,37 @@ static et_status qavgpool(et_kctx *ctx, et_value *const *args, uint32_t nargs, b
         if (w1 > x.w) w1 = x.w;
         int32_t cnt = (h1 - h0) * (w1 - w0);
 #ifdef CM_MVE
+        const float cntf = (float)cnt;
         /* channels contiguous: four channels a vector, each lane the scalar form's float operations in the
          * same order (convert, subtract, multiply, add: no fused multiply-add), so the same sums */
         if (x.sc == 1 && y.sc == 1) {
+          const float32x4_t vz = vdupq_n_f32(zf), vsc = vdupq_n_f32(scale);
+          const int8_t *xw = xd + n * x.sn + (ptrdiff_t)h0 * x.sh + (ptrdiff_t)w0 * x.sw;
           for (int32_t c0 = 0; c0 < x.c; c0 += 4) {
             const mve_pred16_t pc = vctp32q((uint32_t)(x.c - c0));
             float32x4_t sv = vdupq_n_f32(0.0f);
-            for (int32_t ih = h0; ih < h1; ih++)
-              for (int32_t iw = w0; iw < w1; iw++) {
-                const float32x4_t v = vcvtq_f32_s32(vldrbq_z_s32(xd + n * x.sn + c0 + ih * x.sh + iw * x.sw, pc));
-                sv = vaddq_f32(sv, vmulq_n_f32(vsubq_n_f32(v, zf), scale));
+            const int8_t *xr = xw + c0;
+            for (int32_t ih = h0; ih < h1; ih++, xr += x.sh) {
+              const int8_t *xp = xr;
+              for (int32_t iw = w0; iw < w1; iw++, xp += x.sw) {
+                const float32x4_t v = vcvtq_f32_s32(vldrbq_z_s32(xp, pc));
+                sv = vaddq_f32(sv, vmulq_f32(vsubq_f32(v, vz), vsc));
               }
-            float sums[4];
-            vst1q_f32(sums, sv);
-            for (int32_t l = 0; l < 4 && c0 + l < x.c; l++) {
-              float avg = cnt > 0 ? sums[l] / (float)cnt : 0.0f;
-              int64_t v = et_f32_to_i64(et_roundf(avg / scale) + zf);
-              yd[n * y.sn + (c0 + l) + oh * y.sh + ow * y.sw] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
             }
+            /* the divisions per lane (IEEE, as the scalar form), the rest on four lanes: vrintn rounds half to
+             * even like et_roundf, and the conversion saturates where the int64 form clamps alike */
+            float32x4_t av = vdupq_n_f32(0.0f);
+            if (cnt > 0) {
+              av = vsetq_lane_f32(vgetq_lane_f32(sv, 0) / cntf / scale, av, 0);
+              av = vsetq_lane_f32(vgetq_lane_f32(sv, 1) / cntf / scale, av, 1);
+              av = vsetq_lane_f32(vgetq_lane_f32(sv, 2) / cntf / scale, av, 2);
+              av = vsetq_lane_f32(vgetq_lane_f32(sv, 3) / cntf / scale, av, 3);
+            } else {
+              av = vdupq_n_f32(0.0f / scale);
+            }
+            const int32x4_t q = vcvtq_s32_f32(vaddq_n_f32(vrndnq_f32(av), zf));
+            vstrbq_p_s32(yd + n * y.sn + c0 + oh * y.sh + ow * y.sw,
+                         vminq_s32(vmaxq_s32(q, vdupq_n_s32(-128)), vdupq_n_s32(127)), pc);
           }
           continue;
         }

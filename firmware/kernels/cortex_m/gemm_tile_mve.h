@@ -1,0 +1,350 @@
+/* Private to firmware/kernels/cortex_m/ (included by cm_gemm.h): the two-phase Helium int8 GEMM, per
+ * group of four output channels and tile of pixels:
+ *  1. sums into the tile buffer ([pixel][4] int32), each starting at the channel's constant
+ *     (bias + in_off * sum(w)): rows of K <= 16 bytes with the four weight rows held in q4-q7, two
+ *     pixels a pass (qt_sums4); 17..32 bytes two channels' rows in q4-q7, four pixels a pass
+ *     (qt_sums4x2); longer rows one pixel x four streamed weight rows a pass (qt_sums1x4);
+ *  2. requantisation with the pixels on the lanes (gemm_requant_mve.h): vld4 turns four pixels' sums
+ *     around (one vector a channel), so the channel's multiplier and shift are scalars (vqrdmlah folds
+ *     the round-half-away correction into the multiply: three instructions per four outputs), the
+ *     narrows interleave the four channels into one word per pixel, one scatter store writes four pixels.
+ * The clamp to [amin, amax] rides on the saturating narrows: (v + out_off - amin) saturated to uint8 is
+ * clamp(v + out_off, amin, amin + 255) - amin; the upper bound is a vmin in uint8. Per output: ~2
+ * instructions of sums (K <= 16) and ~2 of requantisation, where the fused pass (gemm_fused_mve.h)
+ * spends ~6 on the pass bookkeeping and requantisation of two half-used vectors. */
+#ifndef ET_CORTEX_M_GEMM_TILE_MVE_H
+#define ET_CORTEX_M_GEMM_TILE_MVE_H
+
+#define QT_PIX 128                    /* pixels of a tile */
+#define QT_SUMS (4 * (QT_PIX + 4))    /* int32 words of the tile's sums buffer (scratch): [pixel][4], the last
+                                       * vld4 reads up to three pixels past the tile */
+
+#ifdef __OPTIMIZE__  /* the asm needs r7 (the frame pointer at -O0) */
+#define QT_ASM 1
+/* Sums of `pairs` pixel pairs: pixel 2i at x0 + 2i * xs, pixel 2i+1 at x1 + 2i * xs; w: the group's
+ * four weight rows, K bytes each and K apart (K in 1..16); k8: the four constants twice; S: 8 words a
+ * pair. vmladava takes even registers only: the eight sums are r0 r2 .. r12 lr, the pointers odd. */
+#define QT_SUMS4_ASM(LOADS) \
+  __asm__ volatile( \
+      "add r4, r0, r2\n\t" \
+      "add r6, r4, r2\n\t" \
+      "add r8, r6, r2\n\t" \
+      "vctp.8 r2\n\t" \
+      "vpstttt\n\t" \
+      "vldrbt.u8 q4, [r0]\n\t" \
+      "vldrbt.u8 q5, [r4]\n\t" \
+      "vldrbt.u8 q6, [r6]\n\t" \
+      "vldrbt.u8 q7, [r8]\n" \
+      "1:\n\t" \
+      "ldm r9, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      LOADS \
+      "vmladava.s8 r0, q0, q4\n\t" \
+      "vmladava.s8 r2, q0, q5\n\t" \
+      "vmladava.s8 r4, q0, q6\n\t" \
+      "vmladava.s8 r6, q0, q7\n\t" \
+      "vmladava.s8 r8, q1, q4\n\t" \
+      "vmladava.s8 r10, q1, q5\n\t" \
+      "vmladava.s8 r12, q1, q6\n\t" \
+      "vmladava.s8 lr, q1, q7\n\t" \
+      "stm r5!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      "subs r11, r11, #1\n\t" \
+      "bne 1b" \
+      : "+r"(rx0), "+r"(rx1), "+r"(rs), "+r"(rn), "+r"(rw), "+r"(rK) \
+      : "r"(rxs), "r"(rk) \
+      : "r4", "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", \
+        "d14", "d15", "memory", "cc")
+/* pixels 2xs apart in general; contiguous rows of 8 or 16 bytes (a flat pointwise input) step by a
+ * post-increment (two instructions a pass fewer) */
+__attribute__((noinline)) static void qt_sums4(const int8_t *x0, const int8_t *x1, ptrdiff_t xs2, int32_t pairs,
+                                               const int8_t *w, int32_t K, const int32_t *k8, int32_t *S) {
+  register const int8_t *rx0 __asm__("r1") = x0;
+  register const int8_t *rx1 __asm__("r3") = x1;
+  register int32_t *rs __asm__("r5") = S;
+  register ptrdiff_t rxs __asm__("r7") = xs2;
+  register const int32_t *rk __asm__("r9") = k8;
+  register int32_t rn __asm__("r11") = pairs;
+  register const int8_t *rw __asm__("r0") = w;
+  register int32_t rK __asm__("r2") = K;
+  if (xs2 == 16 && K == 8)
+    QT_SUMS4_ASM("vpstt\n\t"
+                 "vldrbt.u8 q0, [r1], #16\n\t"
+                 "vldrbt.u8 q1, [r3], #16\n\t");
+  else if (xs2 == 32 && K == 16)
+    QT_SUMS4_ASM("vldrb.u8 q0, [r1], #32\n\t"
+                 "vldrb.u8 q1, [r3], #32\n\t");
+  else
+    QT_SUMS4_ASM("vpstt\n\t"
+                 "vldrbt.u8 q0, [r1]\n\t"
+                 "vldrbt.u8 q1, [r3]\n\t"
+                 "add r1, r1, r7\n\t"
+                 "add r3, r3, r7\n\t");
+}
+#undef QT_SUMS4_ASM
+
+/* Rows of any length (K > 16): one pixel x four channels a pass, the four weight rows streamed (five
+ * loads, four vmladava per 16 bytes); the K & 15 tail predicated (no read past a row). One ldm a pass
+ * fills the accumulators (r0 r2 r4 r6, from the constants) and the weight pointers (r7 r9 r10 r11) from
+ * blk: [c0, c1, c2, c3, w0, w1, w2, w3, xadj, S end]. */
+typedef struct {
+  int32_t c[4];
+  const int8_t *w[4];
+  int32_t xadj;      /* 32: from the pointer after a pass to the next pixel */
+  int32_t *send;     /* 36: S after the last pixel */
+} qt_blk;
+_Static_assert(offsetof(qt_blk, xadj) == 32 && offsetof(qt_blk, send) == 36, "qt_sums1x4 offsets");
+#define QT_1X4_HEAD \
+      "1:\n\t" \
+      "ldm r5, {r0, r2, r4, r6, r7, r9, r10, r11}\n\t" \
+      "wls lr, r8, 3f\n" \
+      "2:\n\t" \
+      "vldrb.u8 q0, [r1], #16\n\t" \
+      "vldrb.u8 q1, [r7], #16\n\t" \
+      "vmladava.s8 r0, q0, q1\n\t" \
+      "vldrb.u8 q1, [r9], #16\n\t" \
+      "vmladava.s8 r2, q0, q1\n\t" \
+      "vldrb.u8 q1, [r10], #16\n\t" \
+      "vmladava.s8 r4, q0, q1\n\t" \
+      "vldrb.u8 q1, [r11], #16\n\t" \
+      "vmladava.s8 r6, q0, q1\n\t" \
+      "le lr, 2b\n" \
+      "3:\n\t"
+#define QT_1X4_TAIL \
+      "vctp.8 r12\n\t" \
+      "vpstttt\n\t" \
+      "vldrbt.u8 q0, [r1]\n\t" \
+      "vldrbt.u8 q1, [r7]\n\t" \
+      "vldrbt.u8 q2, [r9]\n\t" \
+      "vldrbt.u8 q3, [r10]\n\t" \
+      "vmladava.s8 r0, q0, q1\n\t" \
+      "vmladava.s8 r2, q0, q2\n\t" \
+      "vmladava.s8 r4, q0, q3\n\t" \
+      "vpst\n\t" \
+      "vldrbt.u8 q1, [r11]\n\t" \
+      "vmladava.s8 r6, q0, q1\n\t"
+#define QT_1X4_REST \
+      "stm r3!, {r0, r2, r4, r6}\n\t" \
+      "ldrd r0, r2, [r5, #32]\n\t" \
+      "add r1, r1, r0\n\t" \
+      "cmp r3, r2\n\t" \
+      "bne 1b"
+#define QT_1X4_OPERANDS \
+      : "+r"(rx), "+r"(rs) \
+      : "r"(rb), "r"(rt), "r"(rr) \
+      : "r0", "r2", "r4", "r6", "r7", "r9", "r10", "r11", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", \
+        "memory", "cc"
+/* np >= 1 pixels at x + p * xs into S[p][4] */
+__attribute__((noinline)) static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, int32_t np, int32_t K, qt_blk *blk,
+                                                 int32_t *S) {
+  blk->xadj = (int32_t)(xs - 16 * (K >> 4));
+  blk->send = S + 4 * np;
+  register const int8_t *rx __asm__("r1") = x;
+  register int32_t *rs __asm__("r3") = S;
+  register qt_blk *rb __asm__("r5") = blk;
+  register int32_t rt __asm__("r8") = K >> 4;
+  register int32_t rr __asm__("r12") = K & 15;
+  if (K & 15) __asm__ volatile(QT_1X4_HEAD QT_1X4_TAIL QT_1X4_REST QT_1X4_OPERANDS);
+  else __asm__ volatile(QT_1X4_HEAD QT_1X4_REST QT_1X4_OPERANDS);
+}
+#undef QT_1X4_HEAD
+#undef QT_1X4_TAIL
+#undef QT_1X4_REST
+#undef QT_1X4_OPERANDS
+
+/* Rows of 17..32 bytes: four pixels x two channels a pass, the two channels' rows held in q4-q7 (the
+ * second vector of each loaded with zeros past K); per pixel one whole and one predicated input load
+ * (P0 set once), four vmladava; the eight sums go to words `half` and `half + 1` of S's [pixel][4]
+ * (strd, post-incremented). 39 instructions per 8 outputs. k8: the two constants, four times; w0, w1:
+ * the channels' rows; xs == 0 repeats one pixel (a last partial quad). */
+__attribute__((noinline)) static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_t *w0,
+                                                 const int8_t *w1, int32_t K, const int32_t *k8, int32_t *S) {
+  register const int8_t *rx __asm__("r1") = x;
+  register ptrdiff_t rxs __asm__("r3") = xs;
+  register int32_t *rs __asm__("r5") = S;
+  register const int32_t *rk __asm__("r7") = k8;
+  register int32_t rn __asm__("r9") = quads;
+  register const int8_t *r0 __asm__("r0") = w0;
+  register const int8_t *r2 __asm__("r2") = w1;
+  register int32_t r4 __asm__("r4") = K - 16;
+  __asm__ volatile(
+      "vctp.8 r4\n\t"
+      "vldrb.u8 q4, [r0]\n\t"
+      "vldrb.u8 q6, [r2]\n\t"
+      "vpstt\n\t"
+      "vldrbt.u8 q5, [r0, #16]\n\t"
+      "vldrbt.u8 q7, [r2, #16]\n"
+      "1:\n\t"
+      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r0, q0, q4\n\t"
+      "vmladava.s8 r0, q1, q5\n\t"
+      "vmladava.s8 r2, q0, q6\n\t"
+      "vmladava.s8 r2, q1, q7\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r4, q0, q4\n\t"
+      "vmladava.s8 r4, q1, q5\n\t"
+      "vmladava.s8 r6, q0, q6\n\t"
+      "vmladava.s8 r6, q1, q7\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r8, q0, q4\n\t"
+      "vmladava.s8 r8, q1, q5\n\t"
+      "vmladava.s8 r10, q0, q6\n\t"
+      "vmladava.s8 r10, q1, q7\n\t"
+      "vldrb.u8 q0, [r1]\n\t"
+      "vpst\n\t"
+      "vldrbt.u8 q1, [r1, #16]\n\t"
+      "add r1, r1, r3\n\t"
+      "vmladava.s8 r12, q0, q4\n\t"
+      "vmladava.s8 r12, q1, q5\n\t"
+      "vmladava.s8 lr, q0, q6\n\t"
+      "vmladava.s8 lr, q1, q7\n\t"
+      "strd r0, r2, [r5], #16\n\t"
+      "strd r4, r6, [r5], #16\n\t"
+      "strd r8, r10, [r5], #16\n\t"
+      "strd r12, lr, [r5], #16\n\t"
+      "subs r9, r9, #1\n\t"
+      "bne 1b"
+      : "+r"(rx), "+r"(rs), "+r"(rn), "+r"(r0), "+r"(r2), "+r"(r4)
+      : "r"(rxs), "r"(rk)
+      : "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
+        "memory", "cc");
+}
+#else
+#define QT_ASM 0
+typedef struct { int32_t c[4]; const int8_t *w[4]; } qt_blk;
+static void qt_sums4(const int8_t *x0, const int8_t *x1, ptrdiff_t xs2, int32_t pairs, const int8_t *w, int32_t K,
+                     const int32_t *k8, int32_t *S) {
+  (void)x0; (void)x1; (void)xs2; (void)pairs; (void)w; (void)K; (void)k8; (void)S;
+}
+static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, int32_t np, int32_t K, qt_blk *blk, int32_t *S) {
+  (void)x; (void)xs; (void)np; (void)K; (void)blk; (void)S;
+}
+static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_t *w0, const int8_t *w1, int32_t K,
+                       const int32_t *k8, int32_t *S) {
+  (void)x; (void)xs; (void)quads; (void)w0; (void)w1; (void)K; (void)k8; (void)S;
+}
+#endif
+
+#include "gemm_requant_mve.h"
+
+/* k[i] = bias + in_off * sum(w) of channels oc .. oc+3 (past `live` the last one repeats), wrapping like
+ * the 32-bit accumulator: whole 16-byte trips unpredicated, the K & 15 tail loaded with zeros past it */
+static void qt_consts4(const qconv *c, int32_t oc, int32_t live, int32_t K, int32_t *k) {
+  const int8_t *r0 = c->w + (ptrdiff_t)oc * K, *r1 = live > 1 ? r0 + K : r0, *r2 = live > 2 ? r1 + K : r1,
+               *r3 = live > 3 ? r2 + K : r2;
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  for (int32_t n = K >> 4; n > 0; n--, r0 += 16, r1 += 16, r2 += 16, r3 += 16) {
+    a0 = vaddvaq_s8(a0, vld1q_s8(r0));
+    a1 = vaddvaq_s8(a1, vld1q_s8(r1));
+    a2 = vaddvaq_s8(a2, vld1q_s8(r2));
+    a3 = vaddvaq_s8(a3, vld1q_s8(r3));
+  }
+  if (K & 15) {
+    const mve_pred16_t p = vctp8q((uint32_t)(K & 15));
+    a0 = vaddvaq_s8(a0, vld1q_z_s8(r0, p));
+    a1 = vaddvaq_s8(a1, vld1q_z_s8(r1, p));
+    a2 = vaddvaq_s8(a2, vld1q_z_s8(r2, p));
+    a3 = vaddvaq_s8(a3, vld1q_z_s8(r3, p));
+  }
+  int32x4_t a = vdupq_n_s32(a0);
+  a = vsetq_lane_s32(a1, a, 1);
+  a = vsetq_lane_s32(a2, a, 2);
+  a = vsetq_lane_s32(a3, a, 3);
+  int32x4_t b = vdupq_n_s32(0);
+  if (c->bias && live == 4) {
+    b = vld1q_s32(c->bias + oc);
+  } else if (c->bias) {
+    int32_t bb[4];
+    for (int32_t i = 0; i < 4; i++) bb[i] = c->bias[oc + (i < live ? i : live - 1)];
+    b = vld1q_s32(bb);
+  }
+  vst1q_s32(k, vmlaq_n_s32(b, a, c->in_off));  /* wrapping, as the accumulator */
+}
+
+/* The two-phase GEMM over a run of np pixels (pixel p reads K bytes at x + p * xs, writes its O channels
+ * at y + p * ys); ks: every channel's constant (qt_consts4), or NULL (worked out here); S: QT_SUMS words,
+ * wpad: 64 bytes (16-aligned). Needs QT_ASM, every channel's cm_vec_requant_ok and the clamp range
+ * inside int8 (qt_ok). */
+static inline bool qt_range_ok(const qconv *c, int32_t K) {   /* qt_ok from shapes and ints (planned scratch) */
+  return K >= 1 && c->amin >= -128 && c->amin <= c->amax && c->amax <= 127 && c->out_off >= -1024 &&
+         c->out_off <= 1024;
+}
+static inline bool qt_ok(const qconv *c, int32_t K) { return QT_ASM && qt_range_ok(c, K); }
+static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np,
+                    const int32_t *ks, int32_t *S, int8_t *wpad) {
+  const int32_t O = c->y.c;
+  const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
+  qt_out o __attribute__((aligned(16)));
+  o.c16 = c->out_off - c->amin;
+  o.lo = c->amin;
+  for (int32_t i = 0; i < 4; i++) o.off[i] = (uint32_t)(i * ys);
+  vst1q_u8(o.d, vdupq_n_u8((uint8_t)(c->amax - c->amin)));
+  const uint32x4_t wstep = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)K);
+  qt_blk blk;
+  int32_t k8[8];
+  for (int32_t oc = 0; oc < O; oc += 4) {
+    const int32_t live = O - oc < 4 ? O - oc : 4;
+    const int8_t *w = c->w + (ptrdiff_t)oc * K;
+    const int32_t *mp = c->mult + oc, *sp = c->shift + oc;
+    if (live == 4) {
+      vst1q_s32(k8, ks ? vld1q_s32(ks + oc) : vdupq_n_s32(0));
+      if (!ks) qt_consts4(c, oc, 4, K, k8);
+      vst1q_u32((uint32_t *)(void *)blk.w, vaddq_n_u32(wstep, (uint32_t)(uintptr_t)w));
+    } else {
+      for (int32_t i = 0; i < 4; i++) {
+        const int32_t ch = oc + (i < live ? i : live - 1);
+        if (ks) k8[i] = ks[ch];
+        o.m[i] = c->mult[ch];
+        o.s[i] = c->shift[ch];
+        blk.w[i] = c->w + (ptrdiff_t)ch * K;  /* rows past the last live one repeat it (sums not stored) */
+      }
+      if (!ks) qt_consts4(c, oc, live, K, k8);
+      mp = o.m;
+      sp = o.s;
+      if (K <= 16) {  /* the last rows, then zeros: no read past the weights */
+        for (int32_t i = 0; i < 4 * K; i++) wpad[i] = i < live * K ? w[i] : 0;
+        w = wpad;
+      }
+    }
+    vst1q_s32(blk.c, vld1q_s32(k8));
+    vst1q_s32(k8 + 4, vld1q_s32(k8));
+    for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
+      const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
+      const int8_t *xp = x + (ptrdiff_t)p0 * xs;
+      if (K > 16 && K <= 32) {  /* two channels at a time, four pixels a pass, a last partial quad pixel by pixel */
+        for (int32_t h = 0; h < (live > 2 ? 2 : 1); h++) {
+          int32_t kh[8];
+          for (int32_t i = 0; i < 8; i += 2) { kh[i] = k8[2 * h]; kh[i + 1] = k8[2 * h + 1]; }
+          const int8_t *wa = blk.w[2 * h], *wb = blk.w[2 * h + 1];
+          if (n >= 4) qt_sums4x2(xp, xs, n >> 2, wa, wb, K, kh, S + 2 * h);
+          for (int32_t p = n & ~3; p < n; p++) qt_sums4x2(xp + (ptrdiff_t)p * xs, 0, 1, wa, wb, K, kh, S + 4 * p + 2 * h);
+        }
+      } else if (K > 16) {
+        qt_sums1x4(xp, xs, n, K, &blk, S);
+      } else {
+        if (n >= 2) qt_sums4(xp, xp + xs, 2 * xs, n >> 1, w, K, k8, S);
+        if (n & 1) {
+          const int8_t *xl = xp + (ptrdiff_t)(n - 1) * xs;
+          qt_sums4(xl, xl, 0, 1, w, K, k8, S + 4 * (n - 1));
+        }
+      }
+      int8_t *yp = y + (ptrdiff_t)p0 * ys + oc;
+      if (live == 4 && packed) {
+        qt_requant4(S, n, yp, (int32_t)ys, &o, mp, sp);
+      } else {
+        for (int32_t i = 0; i < live; i++)
+          qt_requant1(S + i, n, yp + i, (int32_t)ys, mp[i], sp[i], c->out_off, c->amin, c->amax);
+      }
+    }
+  }
+}
+
+#endif
