@@ -6,11 +6,15 @@ int8 (cortex_m flow, for the M55 and for the M4).
 Per model and variant (M55 f32 and int8 on corstone300, M4 int8 on mps2-an386, QEMU -icount): MACs,
 instructions per inference (METHOD record of an image without profiling) and per MAC, a per-layer-kind
 breakdown (pointwise, KxK conv, depthwise, linear, other: ETDump events of an etdump=1 image), RAM
-(planned arenas + method pool) and flash (every loaded section: code + model). Goals (issue 15):
+(planned arenas + method pool) and flash (every loaded section: code + model), and whether the image's
+outputs (the firmware's default all-ones inputs) are the reference's: executorch's cortex_m:: reference
+ops (int8) or its portable runtime (float). Goals (issue 15):
 M55 int8 <= 0.5 instructions/MAC whole model, pointwise <= 0.25, 3x3 depthwise <= 0.6, int8 >= 3x
 fewer instructions than f32, M55 f32 <= 1.5, M4 int8 <= 2.5.
 
     .venv/bin/python bench/real_models.py [--models ds_cnn,resnet8] [--variants m55_int8,m55_f32,m4_int8]
+--models takes any tests/realmodels name; `--models heldout`: the torchvision networks the kernels were not
+tuned on (shufflenet_v2_x0_5, mnasnet0_5, mobilenet_v3_small, googlenet, resnet18).
 Exports are cached by content under .cache/bench/realmodels (model sources, export code, reference code,
 package versions): a re-run after kernel work only rebuilds and runs."""
 from __future__ import annotations
@@ -87,6 +91,24 @@ def profile(pte: Path, board: str, tag: str):
     return (program_macs.layers(pte), {i: t * ipt for i, t in ticks.items()}, exec_ticks(plain) * ipt, plain)
 
 
+def outputs_check(pte: Path, variant: str, run_dir: Path) -> str:
+    """'exact', 'close (worst relative error)' or 'MISMATCH: ...': the plain run's outputs (all-ones inputs, the
+    firmware's default) against the reference run on the same inputs."""
+    import numpy as np
+    from etdeploy import oracle
+    from support.compare import assert_close
+    files = sorted(run_dir.glob("output_*.npy"), key=lambda f: int(f.stem.rsplit("_", 1)[1]))
+    ours = [np.load(f) for f in files]
+    run = oracle.run_cortex_m_reference if VARIANTS[variant][0] == "cortex_m" else oracle.run_reference
+    ref = [np.asarray(o) for o in run(pte)]
+    if len(ours) == len(ref) and all(a.shape == r.shape and np.array_equal(a, r) for a, r in zip(ours, ref)):
+        return "exact"
+    try:
+        return f"close ({assert_close(ours, ref, variant):.1e})"
+    except AssertionError as e:
+        return "MISMATCH: " + str(e).splitlines()[0]
+
+
 def measure(name: str, variant: str) -> dict:
     from etdeploy import program_macs
     flow, cpu, board = VARIANTS[variant]
@@ -102,7 +124,7 @@ def measure(name: str, variant: str) -> dict:
     macs = sum(l.macs for l in layers)
     return {"model": name, "variant": variant, "board": board, "macs": macs, "instructions": round(instr),
             "per_mac": instr / macs if macs else None, "kinds": kinds, "ram": ram, "flash": flash,
-            "scratch": scratch,
+            "scratch": scratch, "outputs": outputs_check(pte, variant, plain),
             "dw3": {"macs": sum(l.macs for l in dw3), "instructions": sum(per.get(l.index, 0) for l in dw3)},
             "int8_share": program_macs.summary(layers).int8_share}
 
@@ -114,7 +136,7 @@ def _per(d: dict) -> float | None:
 def table(results: list[dict]) -> str:
     """Side by side: one line per model x variant."""
     head = (f"{'model':18} {'variant':9} {'MACs':>10} {'instr/inf':>12} {'instr/MAC':>9} "
-            + " ".join(f"{k[:9]:>9}" for k in KINDS) + f" {'RAM KB':>7} {'flash KB':>8} {'int8 MACs':>9}")
+            + " ".join(f"{k[:9]:>9}" for k in KINDS) + f" {'RAM KB':>7} {'flash KB':>8} {'int8 MACs':>9}  outputs")
     lines = [head, "-" * len(head)]
     for r in results:
         ks = " ".join(f"{_per(r['kinds'][k]):9.2f}" if r["kinds"].get(k, {}).get("macs") else
@@ -122,7 +144,7 @@ def table(results: list[dict]) -> str:
                       for k in KINDS)
         lines.append(f"{r['model']:18} {r['variant']:9} {r['macs']:10,d} {r['instructions']:12,d} "
                      f"{r['per_mac']:9.2f} {ks} {r['ram'] / 1024:7.1f} {r['flash'] / 1024:8.1f} "
-                     f"{100 * r['int8_share']:8.0f}%")
+                     f"{100 * r['int8_share']:8.0f}%  {r.get('outputs', '-')[:40]}")
     lines.append("per-kind columns: instructions per MAC of that kind's layers (other: instructions, k = 1000)")
     return "\n".join(lines)
 
@@ -148,6 +170,9 @@ def goals(results: list[dict]) -> list[Row]:
             rows.append(row("real_models", f"{m} M55 f32 whole model: instr/MAC", f["per_mac"], 1.5, "{:.2f}"))
         if m4:
             rows.append(row("real_models", f"{m} M4 int8 whole model: instr/MAC", m4["per_mac"], 2.5, "{:.2f}"))
+        for v, r in (("M55 int8", q), ("M55 f32", f), ("M4 int8", m4)):
+            if r and r.get("outputs", "").startswith("MISMATCH"):
+                rows.append(Row("real_models", f"{m} {v} outputs = reference", r["outputs"], "equal", None, False))
         for v, r in (("M55 int8", q), ("M4 int8", m4)):   # kernel scratch: at most 10% over the plan without it
             if r and r.get("ram"):
                 rows.append(row("real_models", f"{m} {v} RAM / RAM without kernel scratch",
@@ -161,6 +186,9 @@ def main(argv=None) -> list[Row]:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--variants", default=",".join(VARIANTS))
     a = ap.parse_args(argv)
+    if a.models == "heldout":
+        import realmodels
+        a.models = ",".join(n for n in realmodels.TORCHVISION if n not in MODELS)
     results, failed = [], []
     for m in a.models.split(","):
         for v in a.variants.split(","):
