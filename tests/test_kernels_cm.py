@@ -142,6 +142,20 @@ class M(nn.Module):
         return (F.avg_pool2d(y, 3, 2, 1), F.avg_pool2d(y, (5, 3)), F.max_pool2d(y, 3, 1, 1),
                 F.max_pool2d(y, 2), a + b, F.relu(a + b), a * b)
 """, [(1, 3, 10, 7), (1, 37, 5, 3), (1, 37, 5, 3)]),
+    # hardswish and an SE block's hardsigmoid gate after a conv (mobilenet_v3: int8 cortex_m::minimum against a
+    # 0-d constant, the plain loop), and a minimum of two tensors of the output's shape
+    "cm_hswish": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 24, 1)
+        self.d = nn.Conv2d(3, 16, 3, padding=1)
+        self.h = nn.Hardswish(inplace=True)
+        nn.init.normal_(self.d.weight, std=1.5)   # outputs past 3, where hardswish's min(., 6) binds
+    def forward(self, x):
+        y = self.c(x)
+        return self.h(self.d(x)), y * F.hardsigmoid(F.adaptive_avg_pool2d(y, 1), inplace=True), torch.minimum(y, F.relu(y) - 1.0)
+""", [(1, 3, 9, 7)]),
 }
 
 
@@ -163,6 +177,7 @@ EXPECTED_OPS = {
     "cm_dw_taps": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_pool_ew": {"cortex_m::quantized_avg_pool2d.out", "cortex_m::quantized_max_pool2d.out",
                    "cortex_m::quantized_add.out", "cortex_m::quantized_mul.out"},
+    "cm_hswish": {"cortex_m::minimum.out"},
 }
 
 

@@ -291,12 +291,37 @@ ET_OP("cortex_m::quantized_div.out", k_cm_quantized_div_out) {
 }
 
 /* minimum.out / maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) */
+/* int8 minimum/maximum where one side is a single value (hardswish's clamp against a constant) or both
+ * sides are laid out as the output: a plain loop (the generic index walk costs ~119 instructions an element) */
+static bool minmax_i8(const et_tensor *a, const et_tensor *b, et_tensor *out, bool mx) {
+  if (a->dtype != ET_CHAR || b->dtype != ET_CHAR || out->dtype != ET_CHAR) return false;
+  const int64_t n = et_numel(out);
+  int8_t *y = (int8_t *)out->data;
+  const int8_t *x, *z;
+  int64_t zs;   /* z's step: 0 for a single value */
+  /* a broadcast side the size of the output has the output's shape; et_same_layout compares dim orders */
+  const bool af = et_numel(a) == n && et_same_layout(a, out), bf = et_numel(b) == n && et_same_layout(b, out);
+  if (af && (bf || et_numel(b) == 1)) {
+    x = (const int8_t *)a->data; z = (const int8_t *)b->data; zs = bf ? 1 : 0;
+  } else if (bf && et_numel(a) == 1) {
+    x = (const int8_t *)b->data; z = (const int8_t *)a->data; zs = 0;
+  } else {
+    return false;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    const int8_t u = x[i], v = z[i * zs];
+    y[i] = mx ? (u > v ? u : v) : (u < v ? u : v);
+  }
+  return true;
+}
+
 static et_status minmax(et_kctx *ctx, et_value *const *args, uint32_t nargs, bool mx) {
   ET_CHECK_ARGS(3);
   et_ew w;
   et_tensor *a, *b, *out;
   et_status st = ew2(ctx, args, 0, 1, 2, &w, &a, &b, &out);
   if (st) return st;
+  if (minmax_i8(a, b, out, mx)) return ET_OK;
   bool fl = et_dtype_is_float(out->dtype);
   for (size_t i = 0; i < w.n; i++) {
     if (fl) {
