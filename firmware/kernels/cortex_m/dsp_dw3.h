@@ -99,6 +99,21 @@ __attribute__((always_inline)) static inline int8_t cm_dw3_rq(int32_t a2, const 
   "smlabt %[a2], %[l2], %[B], %[a2]\n\t"                                                                    \
   "ldr %[l0], [%[p]]\n\t"                                                                                   \
   "smlabt %[a3], %[l0], %[B], %[a3]\n\t"
+/* the pass over a row's blocks: ROW (CM_DW3_S1_ROW or _S2_ROW) for the three kernel rows, STEP the bytes
+ * row 0 moves p by (8 for stride 1, 16 for stride 2); the four sums stored, acc[4 b .. 4 b + 3] */
+#define CM_DW3_LOOP(ROW, STEP)                                                                               \
+  __asm__ volatile("1:\n\t"                                                                                  \
+                   ROW(CM_DW3_FIRST, "0", "[%[p]], #" STEP) "add %[p], %[p], %[ws]\n\t"                       \
+                   ROW(CM_DW3_NEXT, "8", "[%[p], #-" STEP "]") "add %[p], %[p], %[ws]\n\t"                    \
+                   ROW(CM_DW3_NEXT, "16", "[%[p], #-" STEP "]") "sub %[p], %[p], %[ws], lsl #1\n\t"           \
+                   "strd %[a2], %[a3], [%[o], #8]\n\t"                                                        \
+                   "strd %[a0], %[a1], [%[o]], #16\n\t"                                                       \
+                   "cmp %[o], %[e]\n\t"                                                                       \
+                   "bne 1b\n\t"                                                                               \
+                   : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [A] "=&r"(A), [B] "=&r"(B), \
+                     [l0] "=&r"(l0), [l2] "=&r"(l2), [p] "+r"(p), [o] "+r"(o)                                 \
+                   : [k] "r"(k), [ws] "r"(ws), [e] "r"(e)                                                     \
+                   : "memory")
 #define CM_DW3_FIRST(x, y) x
 #define CM_DW3_NEXT(x, y) y
 #endif
@@ -114,31 +129,9 @@ __attribute__((always_inline)) static inline void cm_dw3_macs(const int16_t *r, 
   int32_t a0, a1, a2, a3;
   uint32_t A, B, l0, l2;
   if (sw == 1)
-    __asm__ volatile("1:\n\t"
-                     CM_DW3_S1_ROW(CM_DW3_FIRST, "0", "[%[p]], #8") "add %[p], %[p], %[ws]\n\t"
-                     CM_DW3_S1_ROW(CM_DW3_NEXT, "8", "[%[p], #-8]") "add %[p], %[p], %[ws]\n\t"
-                     CM_DW3_S1_ROW(CM_DW3_NEXT, "16", "[%[p], #-8]") "sub %[p], %[p], %[ws], lsl #1\n\t"
-                     "strd %[a2], %[a3], [%[o], #8]\n\t"
-                     "strd %[a0], %[a1], [%[o]], #16\n\t"
-                     "cmp %[o], %[e]\n\t"
-                     "bne 1b\n\t"
-                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [A] "=&r"(A), [B] "=&r"(B),
-                       [l0] "=&r"(l0), [l2] "=&r"(l2), [p] "+r"(p), [o] "+r"(o)
-                     : [k] "r"(k), [ws] "r"(ws), [e] "r"(e)
-                     : "memory");
+    CM_DW3_LOOP(CM_DW3_S1_ROW, "8");
   else
-    __asm__ volatile("1:\n\t"
-                     CM_DW3_S2_ROW(CM_DW3_FIRST, "0", "[%[p]], #16") "add %[p], %[p], %[ws]\n\t"
-                     CM_DW3_S2_ROW(CM_DW3_NEXT, "8", "[%[p], #-16]") "add %[p], %[p], %[ws]\n\t"
-                     CM_DW3_S2_ROW(CM_DW3_NEXT, "16", "[%[p], #-16]") "sub %[p], %[p], %[ws], lsl #1\n\t"
-                     "strd %[a2], %[a3], [%[o], #8]\n\t"
-                     "strd %[a0], %[a1], [%[o]], #16\n\t"
-                     "cmp %[o], %[e]\n\t"
-                     "bne 1b\n\t"
-                     : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [A] "=&r"(A), [B] "=&r"(B),
-                       [l0] "=&r"(l0), [l2] "=&r"(l2), [p] "+r"(p), [o] "+r"(o)
-                     : [k] "r"(k), [ws] "r"(ws), [e] "r"(e)
-                     : "memory");
+    CM_DW3_LOOP(CM_DW3_S2_ROW, "16");
 #else
   const int32_t WP = ws / 2;
   for (int32_t b = 0; b < nblk; b++, r += 4 * sw) {

@@ -34,6 +34,16 @@ _Static_assert(offsetof(qdl_asm_blk, vlo) == 192 && offsetof(qdl_asm_blk, x) == 
   "vqrdmulh.s32 " acc ", " acc ", q4\n\t"                                                                \
   "vadd.i32 " acc ", " acc ", q6\n\t"                                                                    \
   "vrshl.s32 " acc ", " acc ", q5\n\t"
+/* the int16 products in q6 (even lanes) and q7 (odd lanes) widened onto the int32 accumulators q0-q3 */
+#define QDL_WIDEN \
+  "vmovlb.s16 q4, q6\n\t" \
+  "vadd.i32 q0, q0, q4\n\t" \
+  "vmovlt.s16 q4, q6\n\t" \
+  "vadd.i32 q2, q2, q4\n\t" \
+  "vmovlb.s16 q4, q7\n\t" \
+  "vadd.i32 q1, q1, q4\n\t" \
+  "vmovlt.s16 q4, q7\n\t" \
+  "vadd.i32 q3, q3, q4\n\t"
 #define QDL_TAIL \
       QDL_REQ("q0", 64) \
       QDL_REQ("q1", 80) \
@@ -81,14 +91,7 @@ __attribute__((noinline)) static void qdl_asm_row(qdl_asm_blk *blk) {
       "vldrb.u8 q5, [r2], #16\n\t"
       "vmullb.s8 q6, q4, q5\n\t"
       "vmullt.s8 q7, q4, q5\n\t"
-      "vmovlb.s16 q4, q6\n\t"
-      "vadd.i32 q0, q0, q4\n\t"
-      "vmovlt.s16 q4, q6\n\t"
-      "vadd.i32 q2, q2, q4\n\t"
-      "vmovlb.s16 q4, q7\n\t"
-      "vadd.i32 q1, q1, q4\n\t"
-      "vmovlt.s16 q4, q7\n\t"
-      "vadd.i32 q3, q3, q4\n\t"
+      QDL_WIDEN
       "le lr, 3b\n\t"
       "ldr r0, [%[b], #248]\n\t"
       "add r1, r1, r0\n\t"
@@ -118,14 +121,7 @@ __attribute__((noinline)) static void qdl_asm_row(qdl_asm_blk *blk) {
   "vldrw.u32 q5, [" wb "]\n\t"                                                                            \
   "vmullt.s8 q4, q4, q5\n\t"                                                                              \
   "vadd.i16 q7, q7, q4\n\t"                                                                               \
-  "vmovlb.s16 q4, q6\n\t"                                                                                 \
-  "vadd.i32 q0, q0, q4\n\t"                                                                               \
-  "vmovlt.s16 q4, q6\n\t"                                                                                 \
-  "vadd.i32 q2, q2, q4\n\t"                                                                               \
-  "vmovlb.s16 q4, q7\n\t"                                                                                 \
-  "vadd.i32 q1, q1, q4\n\t"                                                                               \
-  "vmovlt.s16 q4, q7\n\t"                                                                                 \
-  "vadd.i32 q3, q3, q4\n\t"
+  QDL_WIDEN
 __attribute__((noinline)) static void qdl_asm_row3(qdl_asm_blk *blk) {
   __asm__ volatile(
       "ldr r5, [%[b], #260]\n\t"
@@ -148,14 +144,7 @@ __attribute__((noinline)) static void qdl_asm_row3(qdl_asm_blk *blk) {
       "vldrw.u32 q5, [r2, #128]\n\t"
       "vmullb.s8 q6, q4, q5\n\t"
       "vmullt.s8 q7, q4, q5\n\t"
-      "vmovlb.s16 q4, q6\n\t"
-      "vadd.i32 q0, q0, q4\n\t"
-      "vmovlt.s16 q4, q6\n\t"
-      "vadd.i32 q2, q2, q4\n\t"
-      "vmovlb.s16 q4, q7\n\t"
-      "vadd.i32 q1, q1, q4\n\t"
-      "vmovlt.s16 q4, q7\n\t"
-      "vadd.i32 q3, q3, q4\n\t"
+      QDL_WIDEN
       QDL_TAIL
       "bne 1b"
       :
