@@ -186,8 +186,9 @@ def _c_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _uses_scratch(m, cat: dict) -> bool:
-    return any(cat[op].scratch for op in m.operators)
+def _uses(m, cat: dict, what: str) -> bool:
+    """Some operator of the method declares ET_STATE ("state") or ET_SCRATCH ("scratch")."""
+    return any(getattr(cat[op], what) for op in m.operators)
 
 
 def render_model(progs: list[ProgramInfo], cat: dict, blob_paths: list[Path], opts: dict) -> str:
@@ -211,10 +212,10 @@ def render_model(progs: list[ProgramInfo], cat: dict, blob_paths: list[Path], op
             tag = f"{i}_{j}"
             ops = ", ".join(cat[op].symbol for op in m.operators) or "0"
             out.append(f"static const et_kernel_fn et_ops_{tag}[] = {{{ops}}};")
-            if any(cat[op].state for op in m.operators):   # ET_STATE sizes, by op index
+            if _uses(m, cat, "state"):   # ET_STATE sizes, by op index
                 out.append(f"static const uint16_t et_op_state_{tag}[] = "
                            f"{{{', '.join(f'{cat[op].state}u' for op in m.operators)}}};")
-            if _uses_scratch(m, cat):   # ET_SCRATCH operators, by op index; bake's plan, by instruction
+            if _uses(m, cat, "scratch"):   # ET_SCRATCH operators, by op index; bake's plan, by instruction
                 out.append(f"static const uint8_t et_op_scratch_{tag}[] = "
                            f"{{{', '.join('1u' if cat[op].scratch else '0u' for op in m.operators)}}};")
                 out.append(f"static const uint32_t et_scratch_plan_{tag}[] = "
@@ -244,10 +245,10 @@ def render_model(progs: list[ProgramInfo], cat: dict, blob_paths: list[Path], op
             tag = f"{i}_{j}"
             out.append(f"  {{{_c_str(m.name)}, et_ops_{tag}, {len(m.operators)}u, et_arenas_{tag}, "
                        f"et_arena_sizes_{tag}, {len(m.arenas)}u, et_pool_{tag}, sizeof(et_pool_{tag}), "
-                       f"{f'et_op_state_{tag}' if any(cat[op].state for op in m.operators) else '0'}, "
+                       f"{f'et_op_state_{tag}' if _uses(m, cat, 'state') else '0'}, "
                        f"&et_method_state_{tag}, "
                        + (f"et_op_scratch_{tag}, et_scratch_plan_{tag}, {m.counts.scratch}u, et_scratch_mem_{tag}, "
-                          f"et_scratch_off_{tag}}}," if _uses_scratch(m, cat) else "0, 0, 0u, 0, 0},"))
+                          f"et_scratch_off_{tag}}}," if _uses(m, cat, "scratch") else "0, 0, 0u, 0, 0},"))
         out.append("};")
     out.append("")
     out.append("const et_baked_program et_baked_programs[] = {")

@@ -84,6 +84,14 @@ def needed(path: Path) -> list[str]:
         return [t.needed for t in dyn.iter_tags() if t.entry.d_tag == "DT_NEEDED"] if dyn else []
 
 
+def _libraries_of(board, elf):
+    """The board's [xnnpack] data that a dynamic image's libraries come from."""
+    x = board.xnnpack
+    if not is_cross(x):
+        raise RunError(f"{elf} is a dynamic image, but board {board.name} names no libraries for it")
+    return x
+
+
 def search_dirs(board) -> list[Path]:
     x = board.xnnpack
     return [lib_dir(x), Path(x.glibc_root) / "lib"]
@@ -91,9 +99,7 @@ def search_dirs(board) -> list[Path]:
 
 def runtime_files(board, elf: Path | str) -> list[Path]:
     """The shared objects the image loads (transitively, DT_NEEDED) and the loader, as files here."""
-    x = board.xnnpack
-    if not is_cross(x):
-        raise RunError(f"{elf} is a dynamic image, but board {board.name} names no libraries for it")
+    x = _libraries_of(board, elf)
     dirs = search_dirs(board)
     interp = interpreter(elf)
     out: list[Path] = []
@@ -117,9 +123,7 @@ def qemu_args(board, elf: Path | str) -> list[str]:
     the unpacked libraries (nothing for a static image)."""
     if interpreter(elf) is None:
         return []
-    x = board.xnnpack
-    if not is_cross(x):
-        raise RunError(f"{elf} is a dynamic image, but board {board.name} names no libraries for it")
+    x = _libraries_of(board, elf)
     if missing(x) or not (Path(x.glibc_root) / "lib").is_dir():
         raise RunError(f"board {board.name}: the image's shared objects are missing under {lib_dir(x)} or "
                        f"{x.glibc_root}; {bootstrap_step(x)} and libc6-arm64-cross")
