@@ -33,13 +33,12 @@ VARIANTS = {"m55_int8": ("cortex_m", "M55", "corstone300"), "m55_f32": ("portabl
             "m4_int8": ("cortex_m", "M4", "mps2-an386")}
 KINDS = ("pointwise", "conv", "depthwise", "linear", "other")
 EXPORTS = ROOT / ".cache" / "bench" / "realmodels"
-KEY_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py", "tools/etdeploy/view_layout.py",
-               "tools/etdeploy/export_lowering.py", "tools/etdeploy/export_common.py"]
 
 
 def _key(variant: str) -> str:
     import realmodels
-    return realmodels.content_key(variant.encode(), [ROOT / s for s in KEY_SOURCES])
+    from support.export_key import export_sources
+    return realmodels.content_key(variant.encode(), export_sources("cortex_m_export.py", "view_layout.py"))
 
 
 def export(name: str, variant: str) -> Path:

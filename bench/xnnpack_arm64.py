@@ -25,14 +25,13 @@ BOARD = "android-arm64"
 NETS = ["ds_cnn", "resnet8"]
 PAIRS = {"f32": ("xnnpack", "portable"), "int8": ("xnnpack_q8", "pt2e")}   # precision -> (ours+XNNPACK, ours)
 EXPORTS = ROOT / ".cache" / "bench" / "xnnpack-arm64"
-KEY_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/export_xnnpack.py", "tools/etdeploy/export_lowering.py",
-               "tools/etdeploy/export_common.py"]
 
 
 def export(name: str, flow: str) -> Path:
     """The cached full-size .pte of a network for a flow (exported once per content key)."""
     import realmodels
-    d = EXPORTS / f"{name}-{flow}-{realmodels.content_key(flow.encode(), [ROOT / s for s in KEY_SOURCES])}"
+    from support.export_key import export_sources
+    d = EXPORTS / f"{name}-{flow}-{realmodels.content_key(flow.encode(), export_sources('export_xnnpack.py'))}"
     pte = d / "m.pte"
     if not pte.exists():
         from etdeploy import exporting

@@ -26,6 +26,7 @@ from conftest import on_ci
 from etdeploy.pte import read_program
 from support.boardrun import build_and_run
 from support.compare import assert_close
+from support.export_key import export_sources
 from support.suite import require_board
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,8 +34,6 @@ CACHE = ROOT / ".cache" / "realmodels"
 FLOAT = ["ds_cnn", "resnet8", "fc_autoencoder"]
 INT8 = ["ds_cnn", "resnet8", "mobilenet_v1_vww", "fc_autoencoder", "shufflenet_v2_x0_5"]   # the last: torchvision
 CASES = ["channel_shuffle", "ceil_pool", "attention"]   # kernel cases (modules below), int8 and float
-SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/cortex_m_export.py",   # with realmodels.source_files()
-           "tools/etdeploy/view_layout.py", "tools/etdeploy/export_lowering.py", "tools/etdeploy/export_common.py"]
 
 
 def _case_module(name, flow="cortex_m"):
@@ -90,7 +89,8 @@ def _case_module(name, flow="cortex_m"):
 
 def _key() -> str:
     import realmodels
-    return realmodels.content_key(inspect.getsource(_case_module).encode(), [ROOT / s for s in SOURCES])
+    return realmodels.content_key(inspect.getsource(_case_module).encode(),
+                                  export_sources("cortex_m_export.py", "view_layout.py"))
 
 
 def export(name: str, flow: str) -> dict:

@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 
 from support.compare import assert_close
+from support.export_key import export_sources
 
 from etdeploy import config
 from etdeploy.errors import BakeError
 
 NETS = ["ds_cnn", "resnet8"]
 PROGRAMS = [(n, f) for n in NETS for f in ("xnnpack", "xnnpack_q8")]
-EXPORT_SOURCES = ["tools/etdeploy/exporting.py", "tools/etdeploy/export_xnnpack.py", "tools/etdeploy/export_lowering.py",
-                  "tools/etdeploy/export_common.py"]
 REMOTE = "/data/local/tmp/etdeploy"
 
 
@@ -44,7 +43,7 @@ def need_arm64_xnnpack():
 def real_program(root, name: str, flow: str):
     """(.bpte, .pte) of a reduced real network exported with flow, cached by content."""
     import realmodels
-    key = realmodels.content_key(f"xnnpack {name} {flow}".encode(), [root / s for s in EXPORT_SOURCES])
+    key = realmodels.content_key(f"xnnpack {name} {flow}".encode(), export_sources("export_xnnpack.py"))
     d = root / ".cache" / "xnnpack-real" / f"{name}-{flow}-{key}"
     if not (d / "m.bpte").exists():
         from etdeploy import exporting

@@ -17,6 +17,12 @@ def reference_sources() -> list[Path]:
     return sorted(ETDEPLOY.glob("oracle*.py"))
 
 
+def export_sources(*flow_modules: str) -> list[Path]:
+    """The export code a cached program depends on: the driver and the lowering, and the given flow's own
+    modules (e.g. "cortex_m_export.py", "view_layout.py"; "export_xnnpack.py")."""
+    return [ETDEPLOY / f for f in ("exporting.py", *flow_modules, "export_lowering.py", "export_common.py")]
+
+
 def content_key(*parts: bytes | str, files=(), digits: int = 16) -> str:
     h = hashlib.sha256()
     for p in parts:
