@@ -37,8 +37,8 @@ EXPORTS = ROOT / ".cache" / "bench" / "realmodels"
 
 def _key(variant: str) -> str:
     import realmodels
-    from support.export_key import export_sources
-    return realmodels.content_key(variant.encode(), export_sources("cortex_m_export.py", "view_layout.py"))
+    from support.export_key import flow_sources
+    return realmodels.content_key(variant.encode(), flow_sources("cortex_m"))
 
 
 def export(name: str, variant: str) -> Path:

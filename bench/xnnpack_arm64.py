@@ -30,8 +30,8 @@ EXPORTS = ROOT / ".cache" / "bench" / "xnnpack-arm64"
 def export(name: str, flow: str) -> Path:
     """The cached full-size .pte of a network for a flow (exported once per content key)."""
     import realmodels
-    from support.export_key import export_sources
-    d = EXPORTS / f"{name}-{flow}-{realmodels.content_key(flow.encode(), export_sources('export_xnnpack.py'))}"
+    from support.export_key import flow_sources
+    d = EXPORTS / f"{name}-{flow}-{realmodels.content_key(flow.encode(), flow_sources('xnnpack'))}"
     pte = d / "m.pte"
     if not pte.exists():
         from etdeploy import exporting

@@ -26,7 +26,7 @@ from conftest import on_ci
 from etdeploy.pte import read_program
 from support.boardrun import build_and_run
 from support.compare import assert_close
-from support.export_key import export_sources
+from support.export_key import flow_sources
 from support.suite import require_board
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,8 +89,7 @@ def _case_module(name, flow="cortex_m"):
 
 def _key() -> str:
     import realmodels
-    return realmodels.content_key(inspect.getsource(_case_module).encode(),
-                                  export_sources("cortex_m_export.py", "view_layout.py"))
+    return realmodels.content_key(inspect.getsource(_case_module).encode(), flow_sources("cortex_m"))
 
 
 def export(name: str, flow: str) -> dict:

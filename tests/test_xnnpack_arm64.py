@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from support.compare import assert_close
-from support.export_key import export_sources
+from support.export_key import flow_sources
 
 from etdeploy import config
 from etdeploy.errors import BakeError
@@ -43,7 +43,7 @@ def need_arm64_xnnpack():
 def real_program(root, name: str, flow: str):
     """(.bpte, .pte) of a reduced real network exported with flow, cached by content."""
     import realmodels
-    key = realmodels.content_key(f"xnnpack {name} {flow}".encode(), export_sources("export_xnnpack.py"))
+    key = realmodels.content_key(f"xnnpack {name} {flow}".encode(), flow_sources("xnnpack"))
     d = root / ".cache" / "xnnpack-real" / f"{name}-{flow}-{key}"
     if not (d / "m.bpte").exists():
         from etdeploy import exporting

@@ -23,6 +23,16 @@ def export_sources(*flow_modules: str) -> list[Path]:
     return [ETDEPLOY / f for f in ("exporting.py", *flow_modules, "export_lowering.py", "export_common.py")]
 
 
+# each flow's own export modules, besides the driver and the lowering
+FLOW_MODULES = {"portable": (), "cortex_m": ("cortex_m_export.py", "view_layout.py"), "xnnpack": ("export_xnnpack.py",)}
+
+
+def flow_sources(flow: str) -> list[Path]:
+    """export_sources for a flow by name (an unknown one: every flow's modules)."""
+    modules = FLOW_MODULES.get(flow) or tuple(m for ms in FLOW_MODULES.values() for m in ms)
+    return export_sources(*modules)
+
+
 def content_key(*parts: bytes | str, files=(), digits: int = 16) -> str:
     h = hashlib.sha256()
     for p in parts:

@@ -74,22 +74,22 @@ def inputs(name: str, specs) -> list[np.ndarray]:
     return out
 
 
-def _hash(source: str, payload) -> str:
-    from support.export_key import content_key
-    return content_key(HEADER + source, json.dumps(payload))
+def _hash(source: str, payload, flow: str) -> str:
+    from support.export_key import content_key, flow_sources
+    return content_key(HEADER + source, json.dumps(payload), files=flow_sources(flow))
 
 
 def export_case(cache: Path, name: str, case, calib_random: int = 0) -> Path:
     """The tuple form (test_kernels_b/_bq/_c/_cm/_dsp/_f32): 4-d "cl" inputs make the module channels_last;
     calib_random more random inputs like the case's join the calibration set."""
     flow, src, specs, exact, edge = case
-    d = Path(cache) / f"{name}-{_hash(src, [flow, specs, exact, edge, calib_random])}"
+    d = Path(cache) / f"{name}-{_hash(src, [flow, specs, exact, edge, calib_random], flow)}"
     return _export(d, name, src, specs, flow, edge, module_cl=True, calib_random=calib_random)
 
 
 def case_dir(cache: Path, name: str, source: str, specs, flow: str = "portable", edge: dict | None = None) -> Path:
     """The keyword form (test_kernels_d, test_seq_models): the module keeps its own layout."""
-    d = Path(cache) / f"{name}-{_hash(source, [flow, [list(map(str, s)) for s in specs], edge])}"
+    d = Path(cache) / f"{name}-{_hash(source, [flow, [list(map(str, s)) for s in specs], edge], flow)}"
     return _export(d, name, source, specs, flow, edge, module_cl=False, calib_random=0)
 
 
