@@ -99,6 +99,23 @@ def _export(tmp_path, board, *extra):
     return r.stdout
 
 
+@pytest.mark.unit
+def test_model_file_importing_torchvision_loads(tmp_path):
+    """A user's model file built from torchvision's definitions loads although torchvision's compiled ops do
+    not load against this torch (etdeploy.torchvision_compat); a fresh interpreter, so nothing is imported."""
+    f = tmp_path / "tvnet.py"
+    f.write_text("import torchvision.models as tv\n\n\ndef net():\n"
+                 "    return tv.squeezenet1_1(weights=None, num_classes=3)\n")
+    code = ("import sys, torch; from etdeploy.export_spec import ModelSpec, load_model; "
+            f"m = load_model(ModelSpec.parse({str(f) + ':net'!r}))[0]; "
+            "print(tuple(m(torch.randn(1, 3, 64, 64)).shape))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    if "No module named 'torchvision'" in r.stderr:
+        pytest.skip("torchvision not installed (requirements-vision.txt)")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().endswith("(1, 3)")
+
+
 @pytest.mark.slow
 @pytest.mark.emu
 @pytest.mark.parametrize("flow", ["portable", "pt2e", "cortex_m"])

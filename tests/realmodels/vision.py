@@ -1,41 +1,18 @@
-"""torchvision's own model definitions (random weights). torchvision 0.28.0's compiled ops do not
-load against this torch ("operator torchvision::nms does not exist" at import); the model definitions
-are pure Python. While importing, torch.library.register_fake is a no-op decorator; the original is
-put back at once, because executorch's Arm operator registration uses it too."""
+"""torchvision's own model definitions (random weights), imported as etdeploy's model loader does
+(etdeploy.torchvision_compat: its compiled ops do not load against this torch, its models do)."""
 from __future__ import annotations
 
-import contextlib
-import importlib
-import sys
+from etdeploy import torchvision_compat
 
 
 class TorchvisionMissing(ImportError):
     pass
 
 
-@contextlib.contextmanager
-def _fake_registration_off():
-    import torch
-    saved = torch.library.register_fake
-
-    def noop(*args, **kwargs):
-        if args and callable(args[0]) and not isinstance(args[0], str):
-            return args[0]
-        return lambda fn: fn
-    torch.library.register_fake = noop
-    try:
-        yield
-    finally:
-        torch.library.register_fake = saved
-
-
 def torchvision_models():
-    """torchvision.models, imported with the workaround above."""
-    if "torchvision.models" in sys.modules:
-        return sys.modules["torchvision.models"]
+    """torchvision.models, imported with the workaround torchvision_compat describes."""
     try:
-        with _fake_registration_off():
-            return importlib.import_module("torchvision.models")
+        return torchvision_compat.import_models()
     except ImportError as e:
         raise TorchvisionMissing(
             "torchvision is not installed: pip install --no-deps torchvision==0.28.0 pillow") from e

@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import torchvision_compat
 from .exporting import FLOWS, ExportError
 
 STAMP_VERSION = 2      # 2: the cortex_m flow lays 4-d models out channels_last
@@ -57,7 +58,15 @@ def load_module_file(path: Path):
     mod = importlib.util.module_from_spec(spec)
     sys.modules[key] = mod
     try:
-        spec.loader.exec_module(mod)
+        try:
+            spec.loader.exec_module(mod)
+        except RuntimeError as e:
+            if not torchvision_compat.is_broken_import(e):
+                raise
+            # the file imports torchvision, whose compiled ops do not load here: its models do
+            torchvision_compat.forget_partial_import()
+            torchvision_compat.import_models()
+            spec.loader.exec_module(mod)
     except Exception as e:
         raise ExportError(f"importing {path} failed: {type(e).__name__}: {e}") from e
     return mod
