@@ -92,6 +92,21 @@ def test_cli_registers_export():
     assert args.command == "export" and args.quantize and args.calibration == "c.npy" and args.out_dir == "out"
 
 
+@pytest.mark.unit
+def test_run_and_build_hint_take_paths_from_where_the_user_is(tmp_path, monkeypatch):
+    """scons runs in the project root; `etdeploy run --pte out/m.bpte` from elsewhere means the user's out/."""
+    from etdeploy.cli import export as export_cli, run as run_cli
+    calls = []
+    monkeypatch.setattr(subprocess, "call", lambda cmd, cwd=None: calls.append((cmd, cwd)) or 7)
+    monkeypatch.chdir(tmp_path)
+    args = build_parser().parse_args(["run", "--board", "host", "--pte", "out/a.bpte,b.pte"])
+    assert run_cli.main(args) == 7
+    (cmd, cwd), = calls
+    assert f"pte={tmp_path / 'out' / 'a.bpte'},{tmp_path / 'b.pte'}" in cmd and Path(cwd) == ROOT
+    hint = export_cli._scons_hint("host", Path("out/a.bpte"))
+    assert hint == f"scons -C {ROOT} board=host pte={tmp_path / 'out' / 'a.bpte'}"
+
+
 def _export(tmp_path, board, *extra):
     r = subprocess.run([sys.executable, "-m", "etdeploy.cli.main", "export", EXAMPLE, "--board", board,
                         "-o", str(tmp_path), *extra], cwd=ROOT, capture_output=True, text=True)

@@ -74,7 +74,7 @@ def main(args) -> int:
         if "XnnpackBackend" in res.delegates:
             from ..xnnpack_delegate import summary
             print(summary(res.pte))
-    print(f"build     scons board={board.name} pte={res.bpte or res.pte}")
+    print(f"build     {_scons_hint(board.name, Path(res.bpte or res.pte))}")
     return 0
 
 
@@ -90,3 +90,11 @@ def _vela_summary(pte: Path) -> None:
             print(f"vela      {m.name}: command stream {v.cmd_bytes} B, weights {v.weight_bytes} B, "
                   f"scratch {v.scratch_bytes} B, inputs {[io.shape for io in v.inputs]}, "
                   f"outputs {[io.shape for io in v.outputs]}")
+
+
+def _scons_hint(board: str, prog: Path) -> str:
+    """The scons line that builds prog, runnable from where the user is (scons reads SConstruct in the root)."""
+    root = Path(__file__).resolve().parents[3]
+    if Path.cwd().resolve() == root:
+        return f"scons board={board} pte={prog}"
+    return f"scons -C {root} board={board} pte={prog.resolve()}"

@@ -70,7 +70,9 @@ def main(args) -> int:
         if args.pte:
             import subprocess
             import sys
-            cmd = [sys.executable, "-m", "SCons", f"board={board.name}", f"pte={args.pte}"]
+            # scons runs in the project root: the user's paths are relative to where they are
+            ptes = ",".join(str(Path(p.strip()).resolve()) for p in args.pte.split(",") if p.strip())
+            cmd = [sys.executable, "-m", "SCons", f"board={board.name}", f"pte={ptes}"]
             if args.input:
                 cmd.append("inputs=link")
             cmd += [f"{k}_region={getattr(args, k + '_region')}" for k in ("model", "arena", "pool")
