@@ -1,6 +1,7 @@
 /* XnnpackBackend: which nodes our own int8 kernel (et_xnn_qconv.c) takes from XNNPACK, and their
- * weights packed once at load. Taken: XNNConv2d with groups 1 and no dilation, and XNNFullyConnected
- * (weights not transposed), with int8 input and output (per-tensor), int8 weights per channel (qcint8,
+ * weights packed once at load. Taken: XNNConv2d with groups 1 and no dilation, XNNDepthwiseConv2d on
+ * one input channel (that is a dense convolution: DS-CNN's first layer, 10x4 taps), and
+ * XNNFullyConnected (weights not transposed), with int8 input and output (per-tensor), int8 weights per channel (qcint8,
  * channel dim 0) or per tensor (zero point 0), int32 bias or none. Anything else stays in XNNPACK. */
 #include <math.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static int32_t quantize_bound(float v, float scale, int32_t zp) {
 }
 
 /* Weight scales: one (per tensor, zero point 0) or cout (per channel along dim 0); NULL when neither. */
-static const float *weight_scales(const xval *w, const xconst *c, uint32_t cout, uint32_t *n, float *one) {
+static const float *weight_scales(const xval *w, const xconst *c, uint32_t cout, uint32_t dim, uint32_t *n,
+                                  float *one) {
   if (w->dt == 3 && w->qtype == XNFB_XNNQuantParams_PerTensorQuant) {
     int32_t zp;
     if (!per_tensor_q8(w, one, &zp) || zp != 0) return 0;
@@ -30,7 +32,7 @@ static const float *weight_scales(const xval *w, const xconst *c, uint32_t cout,
     return one;
   }
   if (w->dt != 6 || w->qtype != XNFB_XNNQuantParams_PerChannelQuant ||
-      et_fb_u32(&w->q, XNFB_PerChannelQuant_channel_dim, 0) != 0)
+      et_fb_u32(&w->q, XNFB_PerChannelQuant_channel_dim, 0) != dim)
     return 0;
   et_fb_vec sv = et_fb_vector(&w->q, XNFB_PerChannelQuant_scale, 4);
   if (sv.len) return 0;                       /* inline scales: not what executorch 1.5 writes; XNNPACK's */
@@ -48,12 +50,13 @@ et_status et_xnn_own_take(const et_fb_table *xn, const xval *vals, uint32_t nv, 
   memset(o, 0, sizeof *o);
   uint8_t ty = et_fb_u8(xn, XNFB_XNode_xnode_union_type, 0);
   et_fb_table n;
-  if ((ty != XNFB_XNodeUnion_XNNConv2d && ty != XNFB_XNodeUnion_XNNFullyConnected) ||
+  int dw = ty == XNFB_XNodeUnion_XNNDepthwiseConv2d;
+  if ((ty != XNFB_XNodeUnion_XNNConv2d && ty != XNFB_XNodeUnion_XNNFullyConnected && !dw) ||
       !et_fb_sub(xn, XNFB_XNode_xnode_union, &n))
     return ET_OK;
   et_xq *q = &o->q;
   uint32_t in, w, bias, out;
-  if (ty == XNFB_XNodeUnion_XNNConv2d) {
+  if (ty != XNFB_XNodeUnion_XNNFullyConnected) {
 #define C(f) U(&n, _XNNNodeConv, f)
     in = C(input1_id); w = C(filter_id); bias = C(bias_id); out = C(output_id);
     if (C(groups) != 1 || C(dilation_height) > 1 || C(dilation_width) > 1 || C(flags)) return ET_OK;
@@ -83,12 +86,15 @@ et_status et_xnn_own_take(const et_fb_table *xn, const xval *vals, uint32_t nv, 
     if (st != ET_OK) return st;
     if (!bdata) return ET_OK;
   }
-  if (ty == XNFB_XNodeUnion_XNNConv2d) {
-    if (vi->nd != 4 || vo->nd != 4 || vw->nd != 4 || vw->dims[1] != q->kh || vw->dims[2] != q->kw) return ET_OK;
+  if (ty != XNFB_XNodeUnion_XNNFullyConnected) {
+    /* a depthwise convolution of one input channel (DS-CNN's first layer) is a dense one */
+    if (vi->nd != 4 || vo->nd != 4 || vw->nd != 4 || vw->dims[1] != q->kh || vw->dims[2] != q->kw ||
+        (dw && (vi->dims[3] != 1 || vw->dims[0] != 1)))
+      return ET_OK;
     q->n = (uint32_t)vi->dims[0]; q->ih = (uint32_t)vi->dims[1]; q->iw = (uint32_t)vi->dims[2];
-    q->cin = (uint32_t)vi->dims[3]; q->cout = (uint32_t)vw->dims[0];
+    q->cin = (uint32_t)vi->dims[3]; q->cout = (uint32_t)vw->dims[dw ? 3 : 0];
     q->oh = (uint32_t)vo->dims[1]; q->ow = (uint32_t)vo->dims[2];
-    if (!q->sh || !q->sw || !q->kh || !q->kw || vw->dims[3] != q->cin || vo->dims[0] != q->n ||
+    if (!q->sh || !q->sw || !q->kh || !q->kw || (!dw && vw->dims[3] != q->cin) || vo->dims[0] != q->n ||
         vo->dims[3] != q->cout || q->ih + q->pt + q->pb < q->kh || q->iw + q->pl + q->pr < q->kw ||
         q->oh != (q->ih + q->pt + q->pb - q->kh) / q->sh + 1 || q->ow != (q->iw + q->pl + q->pr - q->kw) / q->sw + 1)
       return ET_OK;
@@ -104,7 +110,7 @@ et_status et_xnn_own_take(const et_fb_table *xn, const xval *vals, uint32_t nv, 
   }
   if (!q->cin || !q->cout || (vb && vb->dims[0] != q->cout)) return ET_OK;
   uint32_t nws;
-  const float *ws = weight_scales(vw, c, q->cout, &nws, &sw1);
+  const float *ws = weight_scales(vw, c, q->cout, dw ? 3 : 0, &nws, &sw1);
   if (!ws) return ET_OK;
   for (uint32_t i = 0; i < nws; i++) {                     /* XNNPACK refuses these scales: so do we */
     float wsi;
@@ -124,7 +130,7 @@ et_status et_xnn_own_take(const et_fb_table *xn, const xval *vals, uint32_t nv, 
   et_xq_shape(q);
   o->mem = et_xnn_alloc(64, et_xq_weight_bytes(q));
   if (!o->mem) return ET_ERR_OUT_OF_MEMORY;
-  et_xq_pack(q, o->mem, (const int8_t *)wdata, (const int32_t *)bdata, si, ws, nws, so);
+  et_xq_pack(q, o->mem, (const int8_t *)wdata, dw, (const int32_t *)bdata, si, ws, nws, so);
   o->in = in; o->out = out;
   *taken = 1;
   return ET_OK;

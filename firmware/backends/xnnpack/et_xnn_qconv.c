@@ -25,7 +25,7 @@ size_t et_xq_weight_bytes(const et_xq *q) {
 
 size_t et_xq_image_bytes(const et_xq *q) { return (size_t)q->n * q->ph * q->pw * q->cin4 + 64; }
 
-void et_xq_pack(et_xq *q, void *mem, const int8_t *w, const int32_t *bias, float in_scale,
+void et_xq_pack(et_xq *q, void *mem, const int8_t *w, int taps_major, const int32_t *bias, float in_scale,
                 const float *w_scale, uint32_t n_wscale, float out_scale) {
   size_t wbytes = (size_t)q->ksteps * q->nblk * 64;
   q->w = (int8_t *)mem;
@@ -34,11 +34,10 @@ void et_xq_pack(et_xq *q, void *mem, const int8_t *w, const int32_t *bias, float
   memset(mem, 0, et_xq_weight_bytes(q));
   uint32_t taps = q->kh * q->kw;
   for (uint32_t c = 0; c < q->cout; c++) {
-    const int8_t *wc = w + (size_t)c * taps * q->cin;
     int32_t sum = 0;
     for (uint32_t t = 0; t < taps; t++)
       for (uint32_t i = 0; i < q->cin; i++) {
-        int8_t v = wc[(size_t)t * q->cin + i];
+        int8_t v = taps_major ? w[(size_t)t * q->cout + c] : w[((size_t)c * taps + t) * q->cin + i];
         uint32_t step = t * (q->cin4 / 4) + i / 4;
         q->w[((size_t)step * q->nblk + c / BLK) * 64 + (c % BLK) * 4 + i % 4] = v;
         sum += v;

@@ -27,9 +27,9 @@ int et_xq_available(void);
 void et_xq_shape(et_xq *q);
 size_t et_xq_weight_bytes(const et_xq *q);
 size_t et_xq_image_bytes(const et_xq *q);
-/* Packs w (cout x kh x kw x cin, int8), bias (cout int32 or NULL), and the scales into mem
- * (et_xq_weight_bytes, 64-byte aligned). */
-void et_xq_pack(et_xq *q, void *mem, const int8_t *w, const int32_t *bias, float in_scale,
+/* Packs w (cout x kh x kw x cin int8; taps_major: kh x kw x cout, a depthwise filter on one input
+ * channel), bias (cout int32 or NULL) and the scales into mem (et_xq_weight_bytes, 64-byte aligned). */
+void et_xq_pack(et_xq *q, void *mem, const int8_t *w, int taps_major, const int32_t *bias, float in_scale,
                 const float *w_scale, uint32_t n_wscale, float out_scale);
 /* in: n x ih x iw x cin int8 (NHWC), out: n x oh x ow x cout; img: et_xq_image_bytes of scratch. */
 void et_xq_run(const et_xq *q, const int8_t *in, int8_t *out, uint8_t *img, pthreadpool_t pool);
