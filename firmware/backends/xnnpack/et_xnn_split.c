@@ -145,7 +145,7 @@ et_status et_xnn_split_build(xsplit *s, const xconst *c, et_fb_vec *ns, xval *va
         if (lv[v].first == NONE || sk < lv[v].first) lv[v].first = sk;
         if (sk > lv[v].last) lv[v].last = sk;
         if (i == nin) lv[v].producer = sk;
-        if (!s->steps[sk].rt && s->steps[sk].own) lv[v].cross = 1;   /* our kernel reads/writes it in place */
+        if (s->steps[sk].own) lv[v].cross = 1;                      /* our kernel reads/writes it in place */
       }
     }
     s->nv = nv;
