@@ -63,40 +63,43 @@ int et_xq_available(void) {
          __builtin_cpu_supports("avx512vnni");
 }
 
-/* The padded unsigned image: borders (and the channel tail up to cin4) hold in_zp ^ 0x80. */
-TARGET static void make_image(const et_xq *q, const int8_t *in, uint8_t *img) {
+/* The padded unsigned image, one row (batch * ph + y) per call: borders (and the channel tail up to
+ * cin4) hold in_zp ^ 0x80. Rows are spread over the pool like the tiles. */
+typedef struct image_job { const et_xq *q; const int8_t *in; uint8_t *img; } image_job;
+
+TARGET static void image_row(void *ctx, size_t r) {
+  const image_job *ij = (const image_job *)ctx;
+  const et_xq *q = ij->q;
   uint8_t pad = (uint8_t)((uint8_t)q->in_zp ^ 0x80);
   size_t row = (size_t)q->pw * q->cin4;
+  uint32_t b = (uint32_t)(r / q->ph), y = (uint32_t)(r % q->ph);
   const __m512i flip = _mm512_set1_epi8((char)0x80);
-  for (uint32_t b = 0; b < q->n; b++)
-    for (uint32_t y = 0; y < q->ph; y++) {
-      uint8_t *d = img + ((size_t)b * q->ph + y) * row;
-      if (y < q->pt || y >= q->pt + q->ih) { memset(d, pad, row); continue; }
-      const int8_t *s = in + (((size_t)b * q->ih + (y - q->pt)) * q->iw) * q->cin;
-      if (q->cin == q->cin4 && !q->pl && !q->pr) {           /* one contiguous row */
-        size_t nb = (size_t)q->iw * q->cin, i = 0;
-        for (; i + 64 <= nb; i += 64)
-          _mm512_storeu_si512(d + i, _mm512_xor_si512(_mm512_loadu_si512(s + i), flip));
-        if (i < nb) {
-          __mmask64 m = (1ull << (nb - i)) - 1;   /* nb - i < 64 */
-          _mm512_mask_storeu_epi8(d + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, s + i), flip));
-        }
-        continue;
-      }
-      memset(d, pad, (size_t)q->pl * q->cin4);
-      memset(d + (size_t)(q->pl + q->iw) * q->cin4, pad, (size_t)q->pr * q->cin4);
-      uint8_t *dp = d + (size_t)q->pl * q->cin4;
-      for (uint32_t x = 0; x < q->iw; x++, dp += q->cin4, s += q->cin) {
-        uint32_t i = 0;
-        for (; i + 64 <= q->cin; i += 64)
-          _mm512_storeu_si512(dp + i, _mm512_xor_si512(_mm512_loadu_si512(s + i), flip));
-        if (i < q->cin) {
-          __mmask64 m = (1ull << (q->cin - i)) - 1;
-          _mm512_mask_storeu_epi8(dp + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, s + i), flip));
-        }
-        for (i = q->cin; i < q->cin4; i++) dp[i] = pad;
-      }
+  uint8_t *d = ij->img + r * row;
+  if (y < q->pt || y >= q->pt + q->ih) { memset(d, pad, row); return; }
+  const int8_t *s = ij->in + (((size_t)b * q->ih + (y - q->pt)) * q->iw) * q->cin;
+  if (q->cin == q->cin4 && !q->pl && !q->pr) {               /* one contiguous row */
+    size_t nb = (size_t)q->iw * q->cin, i = 0;
+    for (; i + 64 <= nb; i += 64)
+      _mm512_storeu_si512(d + i, _mm512_xor_si512(_mm512_loadu_si512(s + i), flip));
+    if (i < nb) {
+      __mmask64 m = (1ull << (nb - i)) - 1;                  /* nb - i < 64 */
+      _mm512_mask_storeu_epi8(d + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, s + i), flip));
     }
+    return;
+  }
+  memset(d, pad, (size_t)q->pl * q->cin4);
+  memset(d + (size_t)(q->pl + q->iw) * q->cin4, pad, (size_t)q->pr * q->cin4);
+  uint8_t *dp = d + (size_t)q->pl * q->cin4;
+  for (uint32_t x = 0; x < q->iw; x++, dp += q->cin4, s += q->cin) {
+    uint32_t i = 0;
+    for (; i + 64 <= q->cin; i += 64)
+      _mm512_storeu_si512(dp + i, _mm512_xor_si512(_mm512_loadu_si512(s + i), flip));
+    if (i < q->cin) {
+      __mmask64 m = (1ull << (q->cin - i)) - 1;
+      _mm512_mask_storeu_epi8(dp + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, s + i), flip));
+    }
+    for (i = q->cin; i < q->cin4; i++) dp[i] = pad;
+  }
 }
 
 typedef struct job {
@@ -189,7 +192,8 @@ TARGET static void item_split(void *ctx, size_t k) {
 }
 
 void et_xq_run(const et_xq *q, const int8_t *in, int8_t *out, uint8_t *img, pthreadpool_t pool) {
-  make_image(q, in, img);
+  image_job ij = {q, in, img};
+  pthreadpool_parallelize_1d(pool, image_row, &ij, (size_t)q->n * q->ph, 0);
   split s = {{q, img, out, q->n * q->oh * q->ow}, q->nblk / 4, 0, 0};
   s.full_tiles = (s.j.npix + 5) / 6;
   uint32_t rest = q->nblk % 4;
