@@ -192,14 +192,17 @@ TARGET static void item_split(void *ctx, size_t k) {
 }
 
 void et_xq_run(const et_xq *q, const int8_t *in, int8_t *out, uint8_t *img, pthreadpool_t pool) {
+  /* a job shared with the pool's thread costs a wake-up and, on a busy machine, the risk of waiting
+   * for a preempted worker: small ones (a ~64 KB copy, ~16K vpdpbusd: a few microseconds) stay here */
   image_job ij = {q, in, img};
-  pthreadpool_parallelize_1d(pool, image_row, &ij, (size_t)q->n * q->ph, 0);
+  pthreadpool_parallelize_1d(et_xq_image_bytes(q) < (64u << 10) ? 0 : pool, image_row, &ij, (size_t)q->n * q->ph, 0);
   split s = {{q, img, out, q->n * q->oh * q->ow}, q->nblk / 4, 0, 0};
   s.full_tiles = (s.j.npix + 5) / 6;
   uint32_t rest = q->nblk % 4;
   s.rest_tiles = rest ? (s.j.npix + MR_OF[rest] - 1) / MR_OF[rest] : 0;
   size_t items = (size_t)s.full_groups * s.full_tiles + s.rest_tiles;
-  pthreadpool_parallelize_1d(pool, item_split, &s, items, 0);
+  uint64_t work = (uint64_t)s.j.npix * q->ksteps * q->nblk;
+  pthreadpool_parallelize_1d(work < 16384 ? 0 : pool, item_split, &s, items, 0);
 }
 #else
 int et_xq_available(void) { return 0; }
