@@ -1,10 +1,11 @@
 """Int8 convolutions and fully connected layers of every shape XnnpackBackend's own AVX512-VNNI kernel
 takes (firmware/backends/xnnpack/et_xnn_own.c), with odd channel counts so every channel-block tail
 and tile remainder is used: a one-input-channel conv (serialized as a depthwise one, 5x3, stride 2x1),
-3x3 stride 2 padded, 1x1, 3x3 with unequal padding and no bias, 5x5, and two fully connected layers on
-a batch of 3 (rows > 1) in a second delegate after a portable mean, with and without relu. (A relu6 between two int8 convs is a qs8 clamp whose input and output
-scales differ, which the 2022 library refuses to define.) A grouped conv
-stays in XNNPACK between them."""
+3x3 stride 2 padded, 1x1 on 36 channels (read in place), 3x3 with unequal padding and no bias, 5x5,
+and two fully connected layers on a batch of 3 (rows > 1; 1x1 convolutions on odd channel counts,
+through the padded image) in a second delegate after a portable mean, with and without relu. A
+grouped conv stays in XNNPACK between them. (A relu6 between two int8 convs is a qs8 clamp whose input
+and output scales differ, which the 2022 library refuses to define: not used.)"""
 import torch
 from torch import nn
 
@@ -13,8 +14,8 @@ class VnniMix(nn.Module):
     def __init__(self):
         super().__init__()
         self.c0 = nn.Conv2d(1, 9, (5, 3), stride=(2, 1), padding=(2, 1))
-        self.c1 = nn.Conv2d(9, 37, 3, stride=2, padding=1)
-        self.c2 = nn.Conv2d(37, 70, 1)
+        self.c1 = nn.Conv2d(9, 36, 3, stride=2, padding=1)
+        self.c2 = nn.Conv2d(36, 70, 1)      # 1x1 on a multiple of 4 channels: read in place, no image
         self.g = nn.Conv2d(70, 70, 3, padding=1, groups=2)
         self.c3 = nn.Conv2d(70, 17, 3, padding=(1, 2), bias=False)
         self.c4 = nn.Conv2d(17, 5, 5, padding=2)

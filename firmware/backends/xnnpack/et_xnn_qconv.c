@@ -109,9 +109,11 @@ typedef struct job {
   uint32_t npix;
 } job;
 
-/* MR pixels from p0 (np valid; the rest repeat the last one and are not stored) x NB blocks from b0. */
-#define TILE(MR, NB)                                                                                      \
-  TARGET static void tile_##MR##x##NB(const job *j, uint32_t p0, uint32_t np, uint32_t b0) {             \
+/* MR pixels from p0 (np valid; the rest repeat the last one and are not stored) x NB blocks from b0.
+ * FL: the pixels are read from the int8 input itself (a 1x1 convolution without padding on a multiple
+ * of 4 channels needs no image) and made unsigned here. */
+#define TILE(MR, NB, FL)                                                                                  \
+  TARGET static void tile_##MR##x##NB##_##FL(const job *j, uint32_t p0, uint32_t np, uint32_t b0) {      \
     const et_xq *q = j->q;                                                                              \
     const uint8_t *a[MR];                                                                               \
     uint32_t hw = q->oh * q->ow;                                                                        \
@@ -136,6 +138,7 @@ typedef struct job {
             int32_t v;                                                                                  \
             memcpy(&v, a[i] + off + c, 4);                                                              \
             __m512i x = _mm512_set1_epi32(v);                                                           \
+            if (FL) x = _mm512_xor_si512(x, _mm512_set1_epi32((int)0x80808080u));                       \
             _Pragma("GCC unroll 4") for (int jb = 0; jb < NB; jb++)                                     \
               acc[i][jb] = _mm512_dpbusd_epi32(acc[i][jb], x, w[jb]);                                   \
           }                                                                                             \
@@ -158,18 +161,25 @@ typedef struct job {
     }                                                                                                   \
   }
 
-TILE(6, 4)
-TILE(8, 3)
-TILE(12, 2)
-TILE(24, 1)
+TILE(6, 4, 0)
+TILE(8, 3, 0)
+TILE(12, 2, 0)
+TILE(24, 1, 0)
+TILE(6, 4, 1)
+TILE(8, 3, 1)
+TILE(12, 2, 1)
+TILE(24, 1, 1)
 
 static const uint32_t MR_OF[5] = {0, 24, 12, 8, 6};
+typedef void (*tile_fn)(const job *, uint32_t, uint32_t, uint32_t);
+static const tile_fn TILES[2][5] = {{0, tile_24x1_0, tile_12x2_0, tile_8x3_0, tile_6x4_0},
+                                    {0, tile_24x1_1, tile_12x2_1, tile_8x3_1, tile_6x4_1}};
 
 /* Items are numbered with the tile size of the group they fall in: the full groups (MR 6) and, when
  * nblk % 4 != 0, one last group with its own MR; both walk all pixels. */
 typedef struct split {
   job j;
-  uint32_t full_groups, full_tiles, rest_tiles;
+  uint32_t full_groups, full_tiles, rest_tiles, direct;
 } split;
 
 TARGET static void item_split(void *ctx, size_t k) {
@@ -178,25 +188,24 @@ TARGET static void item_split(void *ctx, size_t k) {
   const job *jp = &s->j;
   if (k < nfull) {   /* consecutive items share a pixel tile (its input stays in L1) */
     uint32_t p0 = (uint32_t)(k / s->full_groups) * 6, np = jp->npix - p0 < 6 ? jp->npix - p0 : 6;
-    tile_6x4(jp, p0, np, (uint32_t)(k % s->full_groups) * 4);
+    TILES[s->direct][4](jp, p0, np, (uint32_t)(k % s->full_groups) * 4);
     return;
   }
   k -= nfull;
   uint32_t b0 = s->full_groups * 4, nb = jp->q->nblk - b0, mr = MR_OF[nb], p0 = (uint32_t)k * mr;
   uint32_t np = jp->npix - p0 < mr ? jp->npix - p0 : mr;
-  switch (nb) {
-    case 3: tile_8x3(jp, p0, np, b0); break;
-    case 2: tile_12x2(jp, p0, np, b0); break;
-    default: tile_24x1(jp, p0, np, b0); break;
-  }
+  TILES[s->direct][nb](jp, p0, np, b0);
 }
 
 void et_xq_run(const et_xq *q, const int8_t *in, int8_t *out, uint8_t *img, pthreadpool_t pool) {
   /* a job shared with the pool's thread costs a wake-up and, on a busy machine, the risk of waiting
    * for a preempted worker: small ones (a ~64 KB copy, ~16K vpdpbusd: a few microseconds) stay here */
-  image_job ij = {q, in, img};
-  pthreadpool_parallelize_1d(et_xq_image_bytes(q) < (64u << 10) ? 0 : pool, image_row, &ij, (size_t)q->n * q->ph, 0);
-  split s = {{q, img, out, q->n * q->oh * q->ow}, q->nblk / 4, 0, 0};
+  uint32_t direct = q->kh == 1 && q->kw == 1 && q->cin == q->cin4 && !q->pt && !q->pl && !q->pb && !q->pr;
+  if (!direct) {
+    image_job ij = {q, in, img};
+    pthreadpool_parallelize_1d(et_xq_image_bytes(q) < (64u << 10) ? 0 : pool, image_row, &ij, (size_t)q->n * q->ph, 0);
+  }
+  split s = {{q, direct ? (const uint8_t *)in : img, out, q->n * q->oh * q->ow}, q->nblk / 4, 0, 0, direct};
   s.full_tiles = (s.j.npix + 5) / 6;
   uint32_t rest = q->nblk % 4;
   s.rest_tiles = rest ? (s.j.npix + MR_OF[rest] - 1) / MR_OF[rest] : 0;
