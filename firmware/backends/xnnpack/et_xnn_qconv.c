@@ -55,12 +55,12 @@ void et_xq_pack(et_xq *q, void *mem, const int8_t *w, int taps_major, const int3
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
 int et_xq_available(void) {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vnni");
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 }
 
 /* The padded unsigned image, one row (batch * ph + y) per call: borders (and the channel tail up to
@@ -116,10 +116,10 @@ typedef struct job {
   TARGET static void tile_##MR##x##NB##_##FL(const job *j, uint32_t p0, uint32_t np, uint32_t b0) {      \
     const et_xq *q = j->q;                                                                              \
     const uint8_t *a[MR];                                                                               \
-    uint32_t hw = q->oh * q->ow;                                                                        \
-    for (uint32_t i = 0; i < MR; i++) {                                                                 \
-      uint32_t p = p0 + (i < np ? i : np - 1), b = p / hw, r = p % hw, oy = r / q->ow, ox = r % q->ow;  \
+    uint32_t hw = q->oh * q->ow, b = p0 / hw, r = p0 % hw, oy = r / q->ow, ox = r % q->ow;            \
+    for (uint32_t i = 0; i < MR; i++) {   /* one division per tile: the pixels follow in row order */  \
       a[i] = j->img + (((size_t)b * q->ph + oy * q->sh) * q->pw + (size_t)ox * q->sw) * q->cin4;        \
+      if (i + 1 < np && ++ox == q->ow) { ox = 0; if (++oy == q->oh) { oy = 0; b++; } }                 \
     }                                                                                                   \
     __m512i acc[MR][NB];                                                                                \
     _Pragma("GCC unroll 4") for (int jb = 0; jb < NB; jb++) {                                           \
@@ -156,7 +156,9 @@ typedef struct job {
         __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][jb]), s);                                    \
         f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);                                                    \
         __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);                                        \
-        _mm512_mask_cvtepi32_storeu_epi8(j->out + (size_t)(p0 + i) * q->cout + c0, m, y);             \
+        __m128i y8 = _mm512_cvtepi32_epi8(y);   /* in range: the narrowing store to memory is slower */ \
+        if (m == 0xffff) _mm_storeu_si128((__m128i *)(j->out + (size_t)(p0 + i) * q->cout + c0), y8);   \
+        else _mm_mask_storeu_epi8(j->out + (size_t)(p0 + i) * q->cout + c0, m, y8);                     \
       }                                                                                                 \
     }                                                                                                   \
   }

@@ -21,7 +21,7 @@ typedef struct et_xq {
   int8_t *w;                               /* [ksteps][nblk][16 channels][4 k] */
 } et_xq;
 
-/* 1 when this CPU runs the kernel (x86-64 with AVX512F/BW and AVX512-VNNI). */
+/* 1 when this CPU runs the kernel (x86-64 with AVX512F/BW/VL and AVX512-VNNI). */
 int et_xq_available(void);
 /* Bytes of packed weights, bias and scales for q's geometry (q->nblk, q->ksteps set by et_xq_shape). */
 void et_xq_shape(et_xq *q);
