@@ -13,7 +13,7 @@ from support.hostrun import build, run_host
 from support.xnnpack_programs import export_programs, need_xnnpack
 
 CASES = {"vnni_mix_q8": ("tests/xnnpack/vnni_mix.py:VnniMix", True)}
-OWN_NODES = 7        # c0 (one-channel depthwise), c1, c2, c3, c4, fc1, fc2; the grouped conv stays
+OWN_NODES = 8        # c0 (one-channel depthwise), c1, c2, c3, c4, fc1 and its relu (a clamp node, fused), fc2
 
 
 def _has_vnni() -> bool:

@@ -425,7 +425,7 @@ static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs
       snprintf(line, sizeof line, "xnnpack own int8 kernels: off (%s)", ET_XNN_OWN_KERNELS ? "no avx512vnni" : "disabled");
     else
       snprintf(line, sizeof line, "xnnpack own int8 kernels (avx512vnni): %u of %u nodes, %u XNNPACK runtimes", h->own,
-               h->n_nodes, h->own ? h->split.n_steps - h->own : 1);
+               h->n_nodes, h->own ? h->split.n_steps - h->split.n_own : 1);
     et_link_log(line);
   }
   return ET_OK;

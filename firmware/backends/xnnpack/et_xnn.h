@@ -71,7 +71,7 @@ typedef struct xstep {
   int bound;
 } xstep;
 typedef struct xsplit {
-  uint32_t n_steps, n_own, n_nodes, nv;
+  uint32_t n_steps, n_own, n_fused, n_nodes, nv;
   xstep *steps;
   xown *owns;
   int32_t *val_io;           /* per value: the io[] entry of a delegate tensor, or -1 */
@@ -91,6 +91,10 @@ et_status et_xnn_split_build(xsplit *s, const xconst *c, et_fb_vec *ns, xval *va
                              const uint8_t *edge, const xio *io, uint32_t n_io, pthreadpool_t pool, uint32_t *taken);
 /* Runs the steps; io_ptr[i]: where delegate tensor io[i] is this run. */
 et_status et_xnn_split_run(xsplit *s, void *const *io_ptr, pthreadpool_t pool);
+
+/* 1 when node xn is a Clamp on o's output with the same quantisation (its only reader: the caller
+ * checks): o then writes the clamp's output, its bounds tightened (XNNPACK fuses such a clamp too). */
+int et_xnn_own_fuse_clamp(xown *o, const et_fb_table *xn, const xval *vals, uint32_t nv);
 
 /* Transpose node: input value, output value, perm (nd entries); 0 when malformed. */
 int et_xnn_transpose_info(const et_fb_table *n, uint32_t *in, uint32_t *out, uint32_t *perm, uint32_t *nd);

@@ -135,3 +135,28 @@ et_status et_xnn_own_take(const et_fb_table *xn, const xval *vals, uint32_t nv, 
   *taken = 1;
   return ET_OK;
 }
+
+int et_xnn_own_fuse_clamp(xown *o, const et_fb_table *xn, const xval *vals, uint32_t nv) {
+  et_fb_table n, mm;
+  if (et_fb_u8(xn, XNFB_XNode_xnode_union_type, 0) != XNFB_XNodeUnion_XNNClamp ||
+      !et_fb_sub(xn, XNFB_XNode_xnode_union, &n) || !et_fb_sub(xn, XNFB_XNode_output_min_max, &mm))
+    return 0;
+  uint32_t in = U(&n, _XNNNode1x1, input_id), out = U(&n, _XNNNode1x1, output_id);
+  if (in >= nv || out >= nv || vals[out].alias != UINT32_MAX || vals[in].alias != UINT32_MAX || in != o->out ||
+      (vals[in].flags & 3))
+    return 0;
+  float si, so;
+  int32_t zi, zo;
+  if (!per_tensor_q8(&vals[in], &si, &zi) || !per_tensor_q8(&vals[out], &so, &zo) || si != so || zi != zo ||
+      vals[out].nd != vals[in].nd)
+    return 0;
+  for (uint32_t i = 0; i < vals[in].nd; i++) if (vals[in].dims[i] != vals[out].dims[i]) return 0;
+  /* the library's qs8 clamp bounds, quantised as for a fused activation: tighten ours */
+  int32_t lo = quantize_bound(fbits(et_fb_u32(&mm, XNFB_OutputMinMax_output_min, 0)), so, zo);
+  int32_t hi = quantize_bound(fbits(et_fb_u32(&mm, XNFB_OutputMinMax_output_max, 0)), so, zo);
+  if (lo > o->q.qmin) o->q.qmin = lo;
+  if (hi < o->q.qmax) o->q.qmax = hi;
+  if (o->q.qmin > o->q.qmax) o->q.qmin = o->q.qmax;   /* empty range: every output is qmax, as min(max(x, lo), hi) */
+  o->out = out;
+  return 1;
+}

@@ -108,6 +108,16 @@ et_status et_xnn_split_build(xsplit *s, const xconst *c, et_fb_vec *ns, xval *va
   s->owns = (xown *)et_xnn_alloc(64, (nn + 1) * sizeof(xown));
   s->steps = (xstep *)et_xnn_alloc(8, (nn + 1) * sizeof(xstep));
   et_status st = step_of && map && lv && s->owns && s->steps ? ET_OK : ET_ERR_OUT_OF_MEMORY;
+  /* how many nodes read each value (a clamp fuses into our node only when it is the one reader) */
+  uint32_t *readers = (uint32_t *)et_xnn_alloc(8, (nv + 1) * sizeof(uint32_t));
+  if (!readers) st = ET_ERR_OUT_OF_MEMORY;
+  else memset(readers, 0, (nv + 1) * sizeof(uint32_t));
+  for (uint32_t k = 0; k < nn && st == ET_OK; k++) {
+    et_fb_table xn;
+    uint32_t ids[3], nin, out;
+    if (edge[k] || !et_fb_vec_table(ns, k, &xn) || !et_xnn_node_io(&xn, ids, &nin, &out)) continue;
+    for (uint32_t i = 0; i < nin; i++) if (ids[i] < nv) readers[canon(vals, nv, ids[i])]++;
+  }
   /* steps: an own node is a step; consecutive other nodes share one */
   int last_xnn = 0;
   for (uint32_t k = 0; k < nn && st == ET_OK; k++) {
@@ -120,9 +130,16 @@ et_status et_xnn_split_build(xsplit *s, const xconst *c, et_fb_vec *ns, xval *va
     if (st != ET_OK) break;
     if (own) {
       memset(&s->steps[s->n_steps], 0, sizeof(xstep));
-      s->steps[s->n_steps].own = &s->owns[s->n_own++];
+      xown *o = &s->owns[s->n_own++];
+      s->steps[s->n_steps].own = o;
       step_of[k] = s->n_steps++;
       last_xnn = 0;
+      et_fb_table next;
+      if (k + 1 < nn && !edge[k + 1] && readers[o->out] == 1 && et_fb_vec_table(ns, k + 1, &next) &&
+          et_xnn_own_fuse_clamp(o, &next, vals, nv)) {
+        step_of[++k] = s->n_steps - 1;
+        s->n_fused++;
+      }
     } else {
       if (!last_xnn) { memset(&s->steps[s->n_steps], 0, sizeof(xstep)); s->n_steps++; }
       step_of[k] = s->n_steps - 1;
@@ -183,10 +200,10 @@ et_status et_xnn_split_build(xsplit *s, const xconst *c, et_fb_vec *ns, xval *va
     uint32_t n_ext = 0;
     for (uint32_t i = 0; i < s->n_steps && st == ET_OK; i++)
       if (!s->steps[i].own) st = build_runtime(s, c, ns, vals, nv, lv, step_of, i, pool, map, &n_ext);
-    *taken = s->n_own;
+    *taken = s->n_own + s->n_fused;
     s->n_nodes = nn;
   }
-  et_xnn_free(step_of); et_xnn_free(map); et_xnn_free(lv);
+  et_xnn_free(step_of); et_xnn_free(map); et_xnn_free(lv); et_xnn_free(readers);
   return st;
 }
 
