@@ -3,7 +3,7 @@ pybindings runtime with its own XNNPACK, the same --flow xnnpack program, one th
 
 Ours: bench/host_bench.c times et_method_execute() alone at -O2 (threads=N baked in); the backend is built
 with ET_XNN_TIMING, so each execution also reports the library's own share (xnn_setup_runtime +
-xnn_invoke_runtime): the rest is what our runtime adds (edge NCHW<->NHWC copies, portable operators,
+xnn_invoke_runtime, and the backend's own int8 kernel where it takes nodes): the rest is what our runtime adds (edge NCHW<->NHWC copies, portable operators,
 the method). Upstream: a loaded method's execute() from Python (inputs set once, as ours; the Python
 call is ~0.1 us) and, for reference, forward(ones) (which adds its input/output conversion). The goal
 ratio is ours / upstream execute(). Blocks interleave ours and upstream so load on the shared machine
@@ -63,9 +63,10 @@ def _build(prog: Path, out: Path, opts: dict, main_c: Path | None, defines=()) -
     return exe, res.programs
 
 
-def build_ours(pte: Path, threads: int) -> Path:
-    exe, _ = _build(pte, WORK / "xnnpack" / f"{pte.stem}-t{threads}", {"threads": threads},
-                    ROOT / "bench" / "host_bench.c", ["-DET_XNN_TIMING"])
+def build_ours(pte: Path, threads: int, own: bool = True) -> Path:
+    """own=False: the backend without its own int8 kernel (all nodes in Debian's XNNPACK), for before/after."""
+    exe, _ = _build(pte, WORK / "xnnpack" / f"{pte.stem}-t{threads}{'' if own else '-noown'}", {"threads": threads},
+                    ROOT / "bench" / "host_bench.c", ["-DET_XNN_TIMING", *([] if own else ["-DET_XNN_OWN_KERNELS=0"])])
     return exe
 
 
@@ -83,7 +84,10 @@ def outputs_match(bpte: Path) -> tuple[bool, str]:
     cases = doc.get("cases") or []
     err = max((c.get("max_abs_err", 0.0) for c in cases), default=0.0)
     ok = doc["status"] == "pass" and doc["result"]["cases"] >= 1 and doc["result"]["cases_failed"] == 0
-    return ok, f"{doc['result']['cases']} bundled cases {'pass' if ok else 'FAIL'}, max abs err {err:.2g}"
+    # which nodes ran in the backend's own int8 kernel (one line per delegate)
+    own = [ln.split(": ", 1)[1] for ln in doc.get("logs", []) if ln.startswith("xnnpack own int8 kernels")]
+    return ok, (f"{doc['result']['cases']} bundled cases {'pass' if ok else 'FAIL'}, max abs err {err:.2g}; "
+                f"own int8 kernel: {'; '.join(own) or '-'}")
 
 
 def ours_times(exe: Path, n: int) -> tuple[list[int], list[int]]:
@@ -119,25 +123,29 @@ class Upstream:
         return self._time(self.method.execute, n), self._time(lambda: f(x), n)
 
 
-def measure(name: str, threads: int, iters: int | None, blocks: int) -> dict:
+def measure(name: str, threads: int, iters: int | None, blocks: int, before: bool = False) -> dict:
     from etdeploy import oracle
     pte = program(name).with_suffix(".pte")
     oracle._portable_lib()._unsafe_reset_threadpool(threads)
     up = Upstream(pte)                                # loaded after the reset: its delegate uses it
     exe = build_ours(pte, threads)
+    old = build_ours(pte, threads, own=False) if before else None
     probe = median(ours_times(exe, 3)[0])             # also the warm-up
     if iters is None:
         iters = max(20, min(400, int(3e9 / max(probe, 1))))
     blocks = min(blocks, iters)
     block = max(1, iters // blocks)
     up.times(block)                                   # warm-up
-    ours, lib, ex, fw = [], [], [], []
+    ours, lib, ex, fw, prev = [], [], [], [], []
     for _ in range(blocks):
         o, li = ours_times(exe, block)
         e, f = up.times(block)
         ours += o; lib += li; ex += e; fw += f
+        if old is not None:
+            prev += ours_times(old, block)[0]
     return {"ours_ns": median(ours), "library_ns": median(lib), "upstream_execute_ns": median(ex),
-            "upstream_forward_ns": median(fw), "samples": len(ours)}
+            "upstream_forward_ns": median(fw), "samples": len(ours),
+            **({"before_ns": median(prev)} if prev else {})}
 
 
 def main(argv=None) -> list[Row]:
@@ -146,6 +154,8 @@ def main(argv=None) -> list[Row]:
     ap.add_argument("--iters", type=int, default=None)
     ap.add_argument("--blocks", type=int, default=20)
     ap.add_argument("--threads", type=int, action="append", help="repeatable; default: 1 and all cores")
+    ap.add_argument("--before", action="store_true",
+                    help="also time the image without the backend's own int8 kernel (-DET_XNN_OWN_KERNELS=0)")
     a = ap.parse_args(argv)
     rows, extra = [], {}
     cores = os.cpu_count() or 1
@@ -154,13 +164,15 @@ def main(argv=None) -> list[Row]:
         extra[f"{m}/outputs"] = note
         rows.append(info("xnnpack_speed", f"{m}: outputs = executorch's runtime", "yes" if ok else "NO", note))
         for threads in sorted(set(a.threads or [1, cores])):
-            d = measure(m, threads, a.iters, a.blocks)
+            d = measure(m, threads, a.iters, a.blocks, a.before)
             extra[f"{m}/t{threads}"] = d
             o, lib, e = d["ours_ns"], d["library_ns"], d["upstream_execute_ns"]
             rows.append(row("xnnpack_speed", f"{m} threads={threads}: ours/executorch+XNNPACK", o / e, GOAL,
-                            "{:.2f}", "x", note=f"ours {o / 1e3:.1f} us (XNNPACK library {lib / 1e3:.1f} us), "
+                            "{:.2f}", "x", note=f"ours {o / 1e3:.1f} us (XNNPACK library + own kernel {lib / 1e3:.1f} us), "
                                                 f"executorch execute {e / 1e3:.1f} us "
-                                                f"(forward {d['upstream_forward_ns'] / 1e3:.1f} us)"))
+                                                f"(forward {d['upstream_forward_ns'] / 1e3:.1f} us)" +
+                                                (f"; without own kernel {d['before_ns'] / 1e3:.1f} us"
+                                                 if "before_ns" in d else "")))
     print_table(rows, "XNNPACK on the host (-O2, median per inference, same run)")
     save("xnnpack_speed", rows, extra)
     return rows

@@ -29,7 +29,9 @@
 #ifndef ET_XNN_THREADS
 #define ET_XNN_THREADS 1
 #endif
-#define XMAXIO 16
+#ifndef ET_XNN_OWN_KERNELS
+#define ET_XNN_OWN_KERNELS 1       /* our AVX512-VNNI int8 conv/FC where the CPU has it (et_xnn_own.c) */
+#endif
 
 /* ---- counted allocator */
 size_t et_xnn_bytes_now, et_xnn_bytes_peak;
@@ -54,6 +56,8 @@ static void *x_aligned(void *c, size_t a, size_t n) {
   return p;
 }
 static const struct xnn_allocator x_allocator = {0, x_alloc, x_realloc, x_free, x_aligned, x_free};
+void *et_xnn_alloc(size_t align, size_t n) { return x_aligned(0, align, n); }
+void et_xnn_free(void *p) { x_free(0, p); }
 static void *xcalloc(size_t n) { void *p = x_alloc(0, n); if (p) memset(p, 0, n); return p; }
 
 static pthreadpool_t x_pool;
@@ -76,20 +80,12 @@ static uint64_t now_ns(void) {
 #endif
 
 /* ---- the delegate */
-enum { IO_DIRECT, IO_PERMUTE_IN, IO_PERMUTE_OUT };
-typedef struct xio {
-  uint32_t arg, ext, kind, nd, esize;
-  size_t in_dims[XMAXD];     /* dims of the source of the permutation */
-  uint32_t perm[XMAXD];
-  void *buf;
-  size_t bytes;
-} xio;
-
 typedef struct xnn_handle {
-  xnn_runtime_t rt;
-  uint32_t n_io, runs;
+  xnn_runtime_t rt;          /* one runtime for the whole graph, or (own > 0) the steps of split */
+  uint32_t n_io, runs, own, n_nodes;
   xio io[XMAXIO];
   struct xnn_external_value ext[XMAXIO];
+  xsplit split;
 } xnn_handle;
 
 
@@ -176,9 +172,11 @@ static et_status value_at(et_fb_vec *vals, uint32_t id, xval *out) {
   return out->nd == UINT32_MAX ? ET_ERR_UNSUPPORTED : ET_OK;
 }
 
-/* The constant data of a tensor value, or NULL (not constant). */
-static et_status constant(et_program *prog, et_fb_table *g, const uint8_t *cblock, uint64_t csize, uint32_t idx,
-                          const void **out) {
+et_status et_xnn_constant(const xconst *cx, uint32_t idx, const void **out) {
+  et_program *prog = cx->prog;
+  et_fb_table *g = cx->g;
+  const uint8_t *cblock = cx->cblock;
+  uint64_t csize = cx->csize;
   *out = 0;
   if (!idx) return ET_OK;
   et_fb_vec cd = et_fb_vector(g, XNFB_XNNGraph_constant_data, 4);
@@ -201,13 +199,12 @@ static et_status constant(et_program *prog, et_fb_table *g, const uint8_t *cbloc
   return ET_OK;
 }
 
-static et_status define_value(xnn_subgraph_t sg, et_program *prog, et_fb_table *g, const uint8_t *cblock,
-                              uint64_t csize, xval *v, uint32_t *id_out) {
+et_status et_xnn_define_value(xnn_subgraph_t sg, const xconst *cx, const xval *v, uint32_t *id_out) {
   const size_t *d = v->dims;
   uint32_t nd = v->nd, dt = v->dt;
   if (dt == 0 || dt > 7) return ET_ERR_UNSUPPORTED;          /* the 2022 library's datatypes end at qcint32 */
   const void *data;
-  et_status st = constant(prog, g, cblock, csize, et_fb_u32(&v->t, XNFB_XNNTensorValue_constant_buffer_idx, 0), &data);
+  et_status st = et_xnn_constant(cx, et_fb_u32(&v->t, XNFB_XNNTensorValue_constant_buffer_idx, 0), &data);
   if (st != ET_OK) return st;
   uint32_t ext = v->ext, fl = v->flags & (XNN_VALUE_FLAG_EXTERNAL_INPUT | XNN_VALUE_FLAG_EXTERNAL_OUTPUT);
   enum xnn_status xs;
@@ -222,7 +219,7 @@ static et_status define_value(xnn_subgraph_t sg, et_program *prog, et_fb_table *
     uint32_t ns = sv.len ? sv.len : et_fb_u32(&v->q, XNFB_PerChannelQuant_num_scales, 0);
     const void *sbuf = 0;
     if (!sv.len) {
-      st = constant(prog, g, cblock, csize, et_fb_u32(&v->q, XNFB_PerChannelQuant_scale_buffer_idx, 0), &sbuf);
+      st = et_xnn_constant(cx, et_fb_u32(&v->q, XNFB_PerChannelQuant_scale_buffer_idx, 0), &sbuf);
       if (st != ET_OK || !sbuf) return st != ET_OK ? st : ET_ERR_BAD_PROGRAM;
     }
     if (!ns) return ET_ERR_BAD_PROGRAM;
@@ -260,6 +257,7 @@ static uint32_t convert_peer(et_fb_vec *ns, uint32_t v, int want_input) {
 }
 
 static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const uint8_t *cblock, uint64_t csize) {
+  xconst cx = {prog, g, cblock, csize};
   et_fb_vec vs = et_fb_vector(g, XNFB_XNNGraph_xvalues, 4), ns = et_fb_vector(g, XNFB_XNNGraph_xnodes, 4);
   uint32_t nv = vs.len, next = et_fb_u32(g, XNFB_XNNGraph_num_externs, 0);
   if (!nv || nv > (1u << 20)) return ET_ERR_BAD_PROGRAM;
@@ -320,22 +318,31 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
     if (!io->buf) { st = ET_ERR_OUT_OF_MEMORY; break; }
     edge[k] = 1;
   }
+  /* the delegate's tensors bound as they are */
+  for (uint32_t i = 0; i < nv && st == ET_OK; i++) {
+    if (vals[i].alias != UINT32_MAX || !(vals[i].flags & 3) || vals[i].ext >= next || h->n_io >= XMAXIO) continue;
+    int known = 0;
+    for (uint32_t j = 0; j < h->n_io; j++) known |= h->io[j].ext == vals[i].ext;
+    if (!known) {
+      xio *io = &h->io[h->n_io++];
+      io->kind = IO_DIRECT; io->arg = vals[i].ext; io->ext = vals[i].ext;
+      io->bytes = esize(vals[i].dt);
+      for (uint32_t j = 0; j < vals[i].nd; j++) io->bytes *= vals[i].dims[j];
+    }
+  }
+  h->n_nodes = ns.len;
+  if (ET_XNN_OWN_KERNELS && st == ET_OK)
+    st = et_xnn_split_build(&h->split, &cx, &ns, vals, nv, edge, h->io, h->n_io, x_pool, &h->own);
+  if (h->own || st != ET_OK) {
+    x_free(0, vals); x_free(0, map); x_free(0, edge);
+    return st;
+  }
   xnn_subgraph_t sg = 0;
   if (st == ET_OK && xnn_create_subgraph(next, 0, &sg) != xnn_status_success) st = ET_ERR_DELEGATE;
   for (uint32_t i = 0; i < nv && st == ET_OK; i++) {
     map[i] = XNN_INVALID_VALUE_ID;
     if (vals[i].alias != UINT32_MAX) continue;
-    st = define_value(sg, prog, g, cblock, csize, &vals[i], &map[i]);
-    if (st == ET_OK && (vals[i].flags & 3) && vals[i].ext < next && h->n_io < XMAXIO) {
-      int known = 0;
-      for (uint32_t j = 0; j < h->n_io; j++) known |= h->io[j].ext == vals[i].ext;
-      if (!known) {
-        xio *io = &h->io[h->n_io++];
-        io->kind = IO_DIRECT; io->arg = vals[i].ext; io->ext = vals[i].ext;
-        io->bytes = esize(vals[i].dt);
-        for (uint32_t j = 0; j < vals[i].nd; j++) io->bytes *= vals[i].dims[j];
-      }
-    }
+    st = et_xnn_define_value(sg, &cx, &vals[i], &map[i]);
   }
   for (uint32_t i = 0; i < nv && st == ET_OK; i++)
     if (vals[i].alias != UINT32_MAX) map[i] = vals[i].alias < nv ? map[vals[i].alias] : XNN_INVALID_VALUE_ID;
@@ -378,6 +385,7 @@ static et_status xnn_load(et_program *prog, const uint8_t *payload, uint32_t len
 static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs) {
   xnn_handle *h = (xnn_handle *)handle;
   int same = h->runs > 0;   /* setup (indirection buffers) again only when a tensor moved */
+  void *io_ptr[XMAXIO];
   for (uint32_t i = 0; i < h->n_io; i++) {
     xio *io = &h->io[i];
     if (io->arg >= nargs || !args[io->arg] || args[io->arg]->tag != ET_TAG_TENSOR || !args[io->arg]->u.t->data)
@@ -392,10 +400,16 @@ static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs
       h->ext[i].data = io->buf;
       if (io->kind == IO_PERMUTE_IN) permute((const uint8_t *)t->data, (uint8_t *)io->buf, io->in_dims, io->perm, io->nd, io->esize);
     }
+    io_ptr[i] = h->ext[i].data;
   }
   LIB_TIMER_START
-  if (!same && xnn_setup_runtime(h->rt, h->n_io, h->ext) != xnn_status_success) return ET_ERR_DELEGATE;
-  if (xnn_invoke_runtime(h->rt) != xnn_status_success) return ET_ERR_DELEGATE;
+  if (h->own) {
+    et_status st = et_xnn_split_run(&h->split, io_ptr, x_pool);
+    if (st != ET_OK) return st;
+  } else {
+    if (!same && xnn_setup_runtime(h->rt, h->n_io, h->ext) != xnn_status_success) return ET_ERR_DELEGATE;
+    if (xnn_invoke_runtime(h->rt) != xnn_status_success) return ET_ERR_DELEGATE;
+  }
   LIB_TIMER_STOP
   for (uint32_t i = 0; i < h->n_io; i++) {
     xio *io = &h->io[i];
@@ -405,6 +419,13 @@ static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs
   if (h->runs++ == 0) {   /* the memory report: everything XNNPACK and this backend took, after a run */
     char line[96];
     snprintf(line, sizeof line, "xnnpack heap: peak %zu bytes, in use %zu bytes", et_xnn_bytes_peak, et_xnn_bytes_now);
+    et_link_log(line);
+    /* which nodes ran in our own int8 kernel (bench/xnnpack_speed.py and tests read this line) */
+    if (!ET_XNN_OWN_KERNELS || !et_xq_available())
+      snprintf(line, sizeof line, "xnnpack own int8 kernels: off (%s)", ET_XNN_OWN_KERNELS ? "no avx512vnni" : "disabled");
+    else
+      snprintf(line, sizeof line, "xnnpack own int8 kernels (avx512vnni): %u of %u nodes, %u XNNPACK runtimes", h->own,
+               h->n_nodes, h->own ? h->split.n_steps - h->split.n_own : 1);
     et_link_log(line);
   }
   return ET_OK;

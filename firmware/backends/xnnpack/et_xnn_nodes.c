@@ -6,8 +6,6 @@
 
 #define ID(t, T, f) (U(t, T, f) < nv ? map[U(t, T, f)] : XNN_INVALID_VALUE_ID)
 
-#define ID(t, T, f) (U(t, T, f) < nv ? map[U(t, T, f)] : XNN_INVALID_VALUE_ID)
-
 static float fbits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
 
 /* Output clamp of a node (absent: none). */
@@ -30,6 +28,42 @@ int et_xnn_transpose_info(const et_fb_table *n, uint32_t *in, uint32_t *out, uin
   }
   *nd = p.len; *in = U(n, XNNStaticTranspose, input_id); *out = U(n, XNNStaticTranspose, output_id);
   return 1;
+}
+
+int et_xnn_node_io(const et_fb_table *xn, uint32_t *in, uint32_t *nin, uint32_t *out) {
+  uint8_t ty = et_fb_u8(xn, XNFB_XNode_xnode_union_type, 0);
+  et_fb_table n;
+  if (!et_fb_sub(xn, XNFB_XNode_xnode_union, &n)) return 0;
+#define IO(T, ...) do { uint32_t a_[] = {__VA_ARGS__}; *nin = sizeof a_ / 4; memcpy(in, a_, sizeof a_); \
+                        *out = U(&n, T, output_id); } while (0)
+  switch (ty) {
+    case XNFB_XNodeUnion_XNNConv2d: case XNFB_XNodeUnion_XNNDepthwiseConv2d:
+      IO(_XNNNodeConv, U(&n, _XNNNodeConv, input1_id), U(&n, _XNNNodeConv, filter_id), U(&n, _XNNNodeConv, bias_id));
+      return 1;
+    case XNFB_XNodeUnion_XNNFullyConnected:
+      IO(XNNFullyConnected, U(&n, XNNFullyConnected, input1_id), U(&n, XNNFullyConnected, filter_id),
+         U(&n, XNNFullyConnected, bias_id));
+      return 1;
+    case XNFB_XNodeUnion_XNNMaxPooling2d: case XNFB_XNodeUnion_XNNAvgPooling2d:
+      IO(_XNNPooling2D, U(&n, _XNNPooling2D, input_id)); return 1;
+    case XNFB_XNodeUnion_XNNAdd: case XNFB_XNodeUnion_XNNSubtract: case XNFB_XNodeUnion_XNNMultiply:
+    case XNFB_XNodeUnion_XNNDiv: case XNFB_XNodeUnion_XNNMinimum: case XNFB_XNodeUnion_XNNMaximum:
+    case XNFB_XNodeUnion_XNNPReLU:
+      IO(_XNNNode2x1, U(&n, _XNNNode2x1, input1_id), U(&n, _XNNNode2x1, input2_id)); return 1;
+    case XNFB_XNodeUnion_XNNClamp: case XNFB_XNodeUnion_XNNSigmoid: case XNFB_XNodeUnion_XNNSoftmax:
+    case XNFB_XNodeUnion_XNNHardswish: case XNFB_XNodeUnion_XNNGlobalAvgPooling2d: case XNFB_XNodeUnion_XNNAbs:
+    case XNFB_XNodeUnion_XNNNegate: case XNFB_XNodeUnion_XNNFloor: case XNFB_XNodeUnion_XNNCeiling:
+    case XNFB_XNodeUnion_XNNSquareRoot: case XNFB_XNodeUnion_XNNSquare: case XNFB_XNodeUnion_XNNConvert:
+      IO(_XNNNode1x1, U(&n, _XNNNode1x1, input_id)); return 1;
+    case XNFB_XNodeUnion_XNNLeakyReLU: IO(XNNLeakyReLU, U(&n, XNNLeakyReLU, input_id)); return 1;
+    case XNFB_XNodeUnion_XNNStaticConstantPad: IO(XNNStaticConstantPad, U(&n, XNNStaticConstantPad, input_id)); return 1;
+    case XNFB_XNodeUnion_XNNStaticReshape: IO(XNNStaticReshape, U(&n, XNNStaticReshape, input_id)); return 1;
+    case XNFB_XNodeUnion_XNNStaticResizeBilinear2D:
+      IO(XNNStaticResizeBilinear2D, U(&n, XNNStaticResizeBilinear2D, input_id)); return 1;
+    case XNFB_XNodeUnion_XNNStaticTranspose: IO(XNNStaticTranspose, U(&n, XNNStaticTranspose, input_id)); return 1;
+    default: return 0;
+  }
+#undef IO
 }
 
 et_status et_xnn_define_node(xnn_subgraph_t sg, const et_fb_table *xn, const uint32_t *map, uint32_t nv,
