@@ -97,8 +97,10 @@ class M(nn.Module):
         return (self.r6(self.a(x)), F.relu(self.b(z)), self.c(u), self.r6(self.d(v)), F.relu(self.e(w)),
                 self.r6(self.f(s)), self.g(r), F.relu(self.h(x)), F.relu(self.i(x) + x), self.e(w) + self.e(w))
 """, [(1, 8, 7, 9), (1, 16, 6, 5), (1, 12, 9, 7), (1, 24, 5, 5), (1, 56, 3, 3), (1, 1, 9, 11), (1, 3, 12, 10)]),
-    # int8 linear on Helium: six weight rows a pass with a K & 15 tail (40), whole vectors and a
-    # 96-column block plus a rest (128 -> 100), rows shorter than a vector (8 -> 30), several input rows
+    # int8 linear on Helium: six weight rows a pass with a K & 15 tail (40), whole vectors (128 -> 100),
+    # rows shorter than a vector (8 -> 30), several input rows; 16 columns requantised a pass with a rest
+    # of 4 (100) and 3 (19), one row (19 = 3 * 6 + 1) and two (200 = 192 + 6 + 2) after the six-row passes,
+    # a 192-column block and a second one (64 -> 200)
     "cm_linear": ("""
 class M(nn.Module):
     def __init__(self):
@@ -106,9 +108,11 @@ class M(nn.Module):
         self.a = nn.Linear(40, 13)
         self.b = nn.Linear(128, 100)
         self.c = nn.Linear(8, 30)
-    def forward(self, x, z, u):
-        return F.relu(self.a(x)), self.b(z), self.c(u)
-""", [(2, 40), (1, 128), (3, 8)]),
+        self.d = nn.Linear(64, 200)
+        self.e = nn.Linear(24, 19)
+    def forward(self, x, z, u, v, w):
+        return F.relu(self.a(x)), self.b(z), self.c(u), F.relu(self.d(v)), self.e(w)
+""", [(2, 40), (1, 128), (3, 8), (3, 64), (1, 24)]),
     # depthwise, depth multiplier 1, kernels up to 4x4 (the taps-on-lanes path): 8 channels with relu6,
     # stride 2 on even and odd sizes with and without padding, a DS-CNN-like 25x5 image (narrow rows),
     # padding 2 on a 3x3, 4x4 / 2x2 / 1x3 kernels, a row-only stride, a 60-column image (bands of rows)
