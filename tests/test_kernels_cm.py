@@ -97,6 +97,25 @@ class M(nn.Module):
         return (self.r6(self.a(x)), F.relu(self.b(z)), self.c(u), self.r6(self.d(v)), F.relu(self.e(w)),
                 self.r6(self.f(s)), self.g(r), F.relu(self.h(x)), F.relu(self.i(x) + x), self.e(w) + self.e(w))
 """, [(1, 8, 7, 9), (1, 16, 6, 5), (1, 12, 9, 7), (1, 24, 5, 5), (1, 56, 3, 3), (1, 1, 9, 11), (1, 3, 12, 10)]),
+    # pointwise several groups of four channels a pass (qt_sums4g / qt_sums1x4g, qt_requant4g): 9 pixels x
+    # 10 groups (passes of 7 and 3) with K = 56 (a K & 15 tail), K = 12 on 25 pixels (a last odd pixel), K = 16
+    # and K = 8 flat (the post-increment loads) on odd pixel counts, 516 channels (over QC_MAXO: constants a
+    # pass at a time) with a partial group, strided 1x1 with K = 16 on odd output rows and K = 32 (im2col of
+    # whole pixels, relu)
+    "cm_pw_groups": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(56, 40, 1)
+        self.b = nn.Conv2d(12, 20, 1)
+        self.c = nn.Conv2d(16, 24, 1)
+        self.d = nn.Conv2d(8, 12, 1)
+        self.e = nn.Conv2d(40, 518, 1)
+        self.f = nn.Conv2d(16, 32, 1, stride=2)
+        self.g = nn.Conv2d(32, 64, 1, stride=2)
+    def forward(self, x, y, z, u, v, w):
+        return (self.a(x), F.relu(self.b(y)), self.c(z), self.d(u), self.e(v), self.f(z), F.relu(self.g(w)))
+""", [(1, 56, 3, 3), (1, 12, 5, 5), (1, 16, 9, 9), (1, 8, 7, 5), (1, 40, 3, 3), (1, 32, 7, 7)]),
     # int8 linear on Helium: six weight rows a pass with a K & 15 tail (40), whole vectors (128 -> 100),
     # rows shorter than a vector (8 -> 30), several input rows; 16 columns requantised a pass with a rest
     # of 4 (100) and 3 (19), one row (19 = 3 * 6 + 1) and two (200 = 192 + 6 + 2) after the six-row passes,
@@ -176,6 +195,7 @@ EXPECTED_OPS = {
     "cm_pointwise": {"cortex_m::quantized_conv2d.out"},
     "cm_conv_kxk": {"cortex_m::quantized_conv2d.out"},
     "cm_linear": {"cortex_m::quantized_linear.out"},
+    "cm_pw_groups": {"cortex_m::quantized_conv2d.out"},
     "cm_gemm_tile": {"cortex_m::quantized_conv2d.out", "cortex_m::quantized_add.out"},
     "cm_dw_lanes": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_dw_taps": {"cortex_m::quantized_depthwise_conv2d.out"},

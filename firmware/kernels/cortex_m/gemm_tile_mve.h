@@ -217,6 +217,203 @@ __attribute__((noinline)) static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, 
       : "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
         "memory", "cc");
 }
+
+/* Several groups of four channels over the same n pixels, the sums of group g at S + 16 * n * g bytes
+ * ([group][pixel][4]): the group loop in asm (about 25 instructions a group where a call per group
+ * cost ~100 in C and call overhead). Rows of K <= 16 (qt_sums4g: each group's weight rows loaded into
+ * q4-q7, two pixels a pass, a last odd pixel alone) and longer rows (qt_sums1x4g: qt_sums1x4's loop,
+ * then the next group's constants and weight rows). g4/blk carry the group state in memory (every
+ * register is taken in the loops). */
+typedef struct {
+  int32_t k8[8];            /*  0: the group's four constants, twice (one ldm fills eight sums) */
+  const int8_t *x0, *x1;    /* 32: pixels 0 and 1 */
+  int32_t pairs, odd;       /* 40 */
+  int32_t gleft;            /* 48: groups left, this one included */
+  const int32_t *kp;        /* 52: the next group's constants */
+  const int8_t *w;          /* 56: this group's weight rows (4 x K bytes, K apart) */
+  int32_t K;                /* 60 */
+} qt_g4;
+_Static_assert(offsetof(qt_g4, x0) == 32 && offsetof(qt_g4, K) == 60, "qt_sums4g offsets");
+#define QT_SUMS4G_ASM(LOADS, LOAD1) \
+  __asm__ volatile( \
+      "0:\n\t" \
+      "ldr r0, [r9, #56]\n\t" \
+      "ldr r2, [r9, #60]\n\t" \
+      "add r4, r0, r2\n\t" \
+      "add r6, r4, r2\n\t" \
+      "add r8, r6, r2\n\t" \
+      "vctp.8 r2\n\t" \
+      "vpstttt\n\t" \
+      "vldrbt.u8 q4, [r0]\n\t" \
+      "vldrbt.u8 q5, [r4]\n\t" \
+      "vldrbt.u8 q6, [r6]\n\t" \
+      "vldrbt.u8 q7, [r8]\n\t" \
+      "add r8, r8, r2\n\t" \
+      "str r8, [r9, #56]\n\t" \
+      "ldrd r1, r3, [r9, #32]\n\t" \
+      "ldr r11, [r9, #40]\n\t" \
+      "cmp r11, #0\n\t" \
+      "beq 5f\n" \
+      "1:\n\t" \
+      "ldm r9, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      LOADS \
+      "vmladava.s8 r0, q0, q4\n\t" \
+      "vmladava.s8 r2, q0, q5\n\t" \
+      "vmladava.s8 r4, q0, q6\n\t" \
+      "vmladava.s8 r6, q0, q7\n\t" \
+      "vmladava.s8 r8, q1, q4\n\t" \
+      "vmladava.s8 r10, q1, q5\n\t" \
+      "vmladava.s8 r12, q1, q6\n\t" \
+      "vmladava.s8 lr, q1, q7\n\t" \
+      "stm r5!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      "subs r11, r11, #1\n\t" \
+      "bne 1b\n" \
+      "5:\n\t" \
+      "ldr r11, [r9, #44]\n\t" \
+      "cmp r11, #0\n\t" \
+      "beq 6f\n\t" \
+      "ldm r9, {r0, r2, r4, r6}\n\t" \
+      LOAD1 \
+      "vmladava.s8 r0, q0, q4\n\t" \
+      "vmladava.s8 r2, q0, q5\n\t" \
+      "vmladava.s8 r4, q0, q6\n\t" \
+      "vmladava.s8 r6, q0, q7\n\t" \
+      "stm r5!, {r0, r2, r4, r6}\n" \
+      "6:\n\t" \
+      "ldr r11, [r9, #48]\n\t" \
+      "subs r11, r11, #1\n\t" \
+      "beq 7f\n\t" \
+      "str r11, [r9, #48]\n\t" \
+      "ldr r11, [r9, #52]\n\t" \
+      "ldm r11!, {r0, r2, r4, r6}\n\t" \
+      "str r11, [r9, #52]\n\t" \
+      "stm r9, {r0, r2, r4, r6}\n\t" \
+      "add r11, r9, #16\n\t" \
+      "stm r11, {r0, r2, r4, r6}\n\t" \
+      "b 0b\n" \
+      "7:" \
+      : "+r"(rs), "+r"(rxs), "+r"(rg) \
+      : \
+      : "r0", "r1", "r2", "r3", "r4", "r6", "r8", "r10", "r11", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", \
+        "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc")
+/* g->k8, x0, x1, pairs, odd, gleft (>= 1), kp, w, K (1..16) set; pixels xs apart (xs2 = 2 * xs) */
+__attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t *S) {
+  register int32_t *rs __asm__("r5") = S;
+  register ptrdiff_t rxs __asm__("r7") = xs2;
+  register qt_g4 *rg __asm__("r9") = g;
+  if (xs2 == 16 && g->K == 8)
+    QT_SUMS4G_ASM("vpstt\n\t"
+                  "vldrbt.u8 q0, [r1], #16\n\t"
+                  "vldrbt.u8 q1, [r3], #16\n\t",
+                  "vpst\n\t"
+                  "vldrbt.u8 q0, [r1]\n\t");
+  else if (xs2 == 32 && g->K == 16)
+    QT_SUMS4G_ASM("vldrb.u8 q0, [r1], #32\n\t"
+                  "vldrb.u8 q1, [r3], #32\n\t",
+                  "vldrb.u8 q0, [r1]\n\t");
+  else
+    QT_SUMS4G_ASM("vpstt\n\t"
+                  "vldrbt.u8 q0, [r1]\n\t"
+                  "vldrbt.u8 q1, [r3]\n\t"
+                  "add r1, r1, r7\n\t"
+                  "add r3, r3, r7\n\t",
+                  "vpst\n\t"
+                  "vldrbt.u8 q0, [r1]\n\t");
+}
+#undef QT_SUMS4G_ASM
+
+/* qt_sums1x4 over several groups: blk as qt_sums1x4's, plus the group state */
+typedef struct {
+  qt_blk b;                 /*  0: c, w, xadj, send (S after this group's last pixel) */
+  const int8_t *x0;         /* 40: pixel 0 */
+  int32_t gleft;            /* 44: groups left, this one included */
+  const int32_t *kp;        /* 48: the next group's constants */
+  int32_t wstep, sstep;     /* 52: 4 * K (weight rows of a group), 16 * n (S of a group) */
+} qt_blkg;
+_Static_assert(offsetof(qt_blkg, x0) == 40 && offsetof(qt_blkg, sstep) == 56, "qt_sums1x4g offsets");
+#define QT_1X4G_HEAD \
+      "1:\n\t" \
+      "ldm r5, {r0, r2, r4, r6, r7, r9, r10, r11}\n\t" \
+      "wls lr, r8, 3f\n" \
+      "2:\n\t" \
+      "vldrb.u8 q0, [r1], #16\n\t" \
+      "vldrb.u8 q1, [r7], #16\n\t" \
+      "vmladava.s8 r0, q0, q1\n\t" \
+      "vldrb.u8 q1, [r9], #16\n\t" \
+      "vmladava.s8 r2, q0, q1\n\t" \
+      "vldrb.u8 q1, [r10], #16\n\t" \
+      "vmladava.s8 r4, q0, q1\n\t" \
+      "vldrb.u8 q1, [r11], #16\n\t" \
+      "vmladava.s8 r6, q0, q1\n\t" \
+      "le lr, 2b\n" \
+      "3:\n\t"
+#define QT_1X4G_TAIL \
+      "vctp.8 r12\n\t" \
+      "vpstttt\n\t" \
+      "vldrbt.u8 q0, [r1]\n\t" \
+      "vldrbt.u8 q1, [r7]\n\t" \
+      "vldrbt.u8 q2, [r9]\n\t" \
+      "vldrbt.u8 q3, [r10]\n\t" \
+      "vmladava.s8 r0, q0, q1\n\t" \
+      "vmladava.s8 r2, q0, q2\n\t" \
+      "vmladava.s8 r4, q0, q3\n\t" \
+      "vpst\n\t" \
+      "vldrbt.u8 q1, [r11]\n\t" \
+      "vmladava.s8 r6, q0, q1\n\t"
+#define QT_1X4G_REST \
+      "stm r3!, {r0, r2, r4, r6}\n\t" \
+      "ldrd r0, r2, [r5, #32]\n\t" \
+      "add r1, r1, r0\n\t" \
+      "cmp r3, r2\n\t" \
+      "bne 1b\n\t" \
+      "ldr r0, [r5, #44]\n\t" \
+      "subs r0, r0, #1\n\t" \
+      "beq 4f\n\t" \
+      "str r0, [r5, #44]\n\t" \
+      "ldr lr, [r5, #48]\n\t" \
+      "ldm lr!, {r0, r2, r4, r6}\n\t" \
+      "str lr, [r5, #48]\n\t" \
+      "stm r5, {r0, r2, r4, r6}\n\t" \
+      "ldr lr, [r5, #52]\n\t" \
+      "ldrd r7, r9, [r5, #16]\n\t" \
+      "ldrd r10, r11, [r5, #24]\n\t" \
+      "add r7, r7, lr\n\t" \
+      "add r9, r9, lr\n\t" \
+      "add r10, r10, lr\n\t" \
+      "add r11, r11, lr\n\t" \
+      "strd r7, r9, [r5, #16]\n\t" \
+      "strd r10, r11, [r5, #24]\n\t" \
+      "ldr r0, [r5, #36]\n\t" \
+      "ldr lr, [r5, #56]\n\t" \
+      "add r0, r0, lr\n\t" \
+      "str r0, [r5, #36]\n\t" \
+      "ldr r1, [r5, #40]\n\t" \
+      "b 1b\n" \
+      "4:"
+#define QT_1X4G_OPERANDS \
+      : "+r"(rx), "+r"(rs) \
+      : "r"(rb), "r"(rt), "r"(rr) \
+      : "r0", "r2", "r4", "r6", "r7", "r9", "r10", "r11", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", \
+        "memory", "cc"
+/* n >= 1 pixels at x + p * xs, blk->b.c / b.w of the first group, gleft >= 1, kp, wstep set */
+__attribute__((noinline)) static void qt_sums1x4g(const int8_t *x, ptrdiff_t xs, int32_t n, int32_t K, qt_blkg *blk,
+                                                  int32_t *S) {
+  blk->b.xadj = (int32_t)(xs - 16 * (K >> 4));
+  blk->b.send = S + 4 * n;
+  blk->x0 = x;
+  blk->sstep = 16 * n;
+  register const int8_t *rx __asm__("r1") = x;
+  register int32_t *rs __asm__("r3") = S;
+  register qt_blkg *rb __asm__("r5") = blk;
+  register int32_t rt __asm__("r8") = K >> 4;
+  register int32_t rr __asm__("r12") = K & 15;
+  if (K & 15) __asm__ volatile(QT_1X4G_HEAD QT_1X4G_TAIL QT_1X4G_REST QT_1X4G_OPERANDS);
+  else __asm__ volatile(QT_1X4G_HEAD QT_1X4G_REST QT_1X4G_OPERANDS);
+}
+#undef QT_1X4G_HEAD
+#undef QT_1X4G_TAIL
+#undef QT_1X4G_REST
+#undef QT_1X4G_OPERANDS
 #else
 #define QT_ASM 0
 typedef struct { int32_t c[4]; const int8_t *w[4]; } qt_blk;
@@ -230,6 +427,13 @@ static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, int32_t np, int32_t K, qt_
 static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_t *w0, const int8_t *w1, int32_t K,
                        const int32_t *k8, int32_t *S) {
   (void)x; (void)xs; (void)quads; (void)w0; (void)w1; (void)K; (void)k8; (void)S;
+}
+typedef struct { int32_t k8[8]; const int8_t *x0, *x1; int32_t pairs, odd, gleft; const int32_t *kp;
+                 const int8_t *w; int32_t K; } qt_g4;
+typedef struct { qt_blk b; const int8_t *x0; int32_t gleft; const int32_t *kp; int32_t wstep, sstep; } qt_blkg;
+static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t *S) { (void)g; (void)xs2; (void)S; }
+static void qt_sums1x4g(const int8_t *x, ptrdiff_t xs, int32_t n, int32_t K, qt_blkg *blk, int32_t *S) {
+  (void)x; (void)xs; (void)n; (void)K; (void)blk; (void)S;
 }
 #endif
 
@@ -278,8 +482,68 @@ static inline bool qt_range_ok(const qconv *c, int32_t K) {   /* qt_ok from shap
          c->out_off <= 1024;
 }
 static inline bool qt_ok(const qconv *c, int32_t K) { return QT_ASM && qt_range_ok(c, K); }
+/* The sums buffer's pixels (scratch, QT_S_BYTES) for a call of P output pixels: a tile, and at least
+ * QT_GPIX so that short runs take several groups a pass (qt_gemm) */
+#define QT_GPIX 64
+#define QT_KC 64    /* channels whose constants a pass works out when the call has none (ks NULL) */
+static inline int32_t qt_cap(int32_t P) { return P < QT_GPIX ? QT_GPIX : P < QT_PIX ? P : QT_PIX; }
+
+/* channels from oc0 on, one group of four at a time */
+static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys,
+                         int32_t np, const int32_t *ks, int32_t *S, int8_t *wpad, int32_t oc0);
+/* The two-phase GEMM: whole groups of four channels (packed word stores; K <= 16 or K > 32) several
+ * groups a pass, as many as the sums buffer (cap pixels, qt_cap) holds for the run's pixels, the sums
+ * and the requantisation each one asm call a pass (qt_sums4g / qt_sums1x4g, qt_requant4g); the rest
+ * (a last partial group, rows of 17..32 bytes, unaligned outputs) group by group. */
 static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np,
-                    const int32_t *ks, int32_t *S, int8_t *wpad) {
+                    const int32_t *ks, int32_t *S, int8_t *wpad, int32_t cap) {
+  const int32_t O = c->y.c;
+  const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
+  const int32_t O4 = QT_ASM && packed && (K <= 16 || K > 32) ? O & ~3 : 0;
+  if (O4 > 0) {
+    qt_out o __attribute__((aligned(16)));
+    int32_t kc[QT_KC] __attribute__((aligned(16)));
+    o.c16 = c->out_off - c->amin;
+    o.lo = c->amin;
+    vst1q_u8(o.d, vdupq_n_u8((uint8_t)(c->amax - c->amin)));
+    const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys);
+    for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
+      const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
+      int32_t G = cap / n;
+      if (!ks && G > QT_KC / 4) G = QT_KC / 4;
+      const int8_t *xp = x + (ptrdiff_t)p0 * xs;
+      int8_t *yp = y + (ptrdiff_t)p0 * ys;
+      for (int32_t oc = 0, g; oc < O4; oc += 4 * g) {
+        g = (O4 - oc) / 4 < G ? (O4 - oc) / 4 : G;
+        const int32_t *kk = ks ? ks + oc : kc;
+        for (int32_t i = 0; !ks && i < g; i++) qt_consts4(c, oc + 4 * i, 4, K, kc + 4 * i);
+        const int8_t *w = c->w + (ptrdiff_t)oc * K;
+        if (K <= 16) {
+          qt_g4 gs;
+          vst1q_s32(gs.k8, vld1q_s32(kk));
+          vst1q_s32(gs.k8 + 4, vld1q_s32(kk));
+          gs.x0 = xp; gs.x1 = xp + xs; gs.pairs = n >> 1; gs.odd = n & 1; gs.gleft = g; gs.kp = kk + 4;
+          gs.w = w; gs.K = K;
+          qt_sums4g(&gs, 2 * xs, S);
+        } else {
+          qt_blkg b;
+          vst1q_s32(b.b.c, vld1q_s32(kk));
+          for (int32_t i = 0; i < 4; i++) b.b.w[i] = w + (ptrdiff_t)i * K;
+          b.gleft = g; b.kp = kk + 4; b.wstep = 4 * K;
+          qt_sums1x4g(xp, xs, n, K, &b, S);
+        }
+        o.n4 = n >> 2; o.rem = n & 3; o.mp = c->mult + oc; o.sp = c->shift + oc; o.gleft = g; o.sg = S;
+        o.sstep = 16 * n;
+        vst1q_u32(o.yq, vaddq_n_u32(off, (uint32_t)(uintptr_t)(yp + oc)));
+        qt_requant4g(&o, (int32_t)ys);
+      }
+    }
+  }
+  if (O4 < O) qt_gemm_from(c, K, x, xs, y, ys, np, ks, S, wpad, O4);
+}
+
+static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys,
+                         int32_t np, const int32_t *ks, int32_t *S, int8_t *wpad, int32_t oc0) {
   const int32_t O = c->y.c;
   const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
   qt_out o __attribute__((aligned(16)));
@@ -290,7 +554,7 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
   const uint32x4_t wstep = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)K);
   qt_blk blk;
   int32_t k8[8];
-  for (int32_t oc = 0; oc < O; oc += 4) {
+  for (int32_t oc = oc0; oc < O; oc += 4) {
     const int32_t live = O - oc < 4 ? O - oc : 4;
     const int8_t *w = c->w + (ptrdiff_t)oc * K;
     const int32_t *mp = c->mult + oc, *sp = c->shift + oc;
