@@ -50,11 +50,16 @@ _Static_assert(offsetof(qt_out, off) == 32 && offsetof(qt_out, d) == 48 && offse
       "vqmovnb.s32 q1, q4\n\t" \
       "vqmovnt.s32 q1, q5\n\t" \
       "vqadd.s16 q0, q0, r11\n\t" \
-      "vqadd.s16 q1, q1, r11\n\t" \
+      "vqadd.s16 q1, q1, r11\n\t"
+#define QT_REQ4_CLAMP \
       "vqmovunb.s16 q2, q0\n\t" \
       "vqmovunt.s16 q2, q1\n\t" \
       "vmin.u8 q2, q2, q7\n\t" \
       "vadd.i8 q2, q2, r12\n\t"
+/* the clamp range all of int8: a saturating narrow (r11 holds out_off itself) */
+#define QT_REQ4_FULL \
+      "vqmovnb.s16 q2, q0\n\t" \
+      "vqmovnt.s16 q2, q1\n\t"
 __attribute__((noinline)) static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o,
                                                   const int32_t *mult, const int32_t *shift) {
   o->n4 = np >> 2;
@@ -76,14 +81,14 @@ __attribute__((noinline)) static void qt_requant4(const int32_t *S, int32_t np, 
       "ldm r4, {r4, r5, r6, r7}\n\t"
       "wls lr, lr, 2f\n"
       "1:\n\t"
-      QT_REQ4_BODY
+      QT_REQ4_BODY QT_REQ4_CLAMP
       "vstrw.32 q2, [q6]\n\t"
       "vadd.i32 q6, q6, r10\n\t"
       "le lr, 1b\n"
       "2:\n\t"
       "cmp r9, #0\n\t"
       "beq 3f\n\t"
-      QT_REQ4_BODY
+      QT_REQ4_BODY QT_REQ4_CLAMP
       "vctp.32 r9\n\t"
       "vpst\n\t"
       "vstrwt.32 q2, [q6]\n"
@@ -96,57 +101,65 @@ __attribute__((noinline)) static void qt_requant4(const int32_t *S, int32_t np, 
 
 /* qt_requant4 over o->gleft >= 1 groups of four channels: group g's sums at o->sg + g * o->sstep bytes,
  * its outputs at yq + 4 g, its multipliers and shifts at o->mp / o->sp + 4 g (o->n4, rem, yq, mp, sp, sg,
- * sstep set; yq is advanced). About 25 instructions a group on top of qt_requant4's. */
+ * sstep set; yq is advanced). About 25 instructions a group on top of qt_requant4's; with the clamp range
+ * all of int8 (full) 27 instructions per 16 outputs instead of 29. */
+#define QT_REQ4G_ASM(CLAMP) \
+  __asm__ volatile( \
+      "vldrw.u32 q7, [r0, #48]\n\t" \
+      "push {r0}\n" \
+      "0:\n\t" \
+      "ldr lr, [sp]\n\t" \
+      "vldrw.u32 q6, [lr, #112]\n\t" \
+      "movs r9, #4\n\t" \
+      "vadd.i32 q5, q6, r9\n\t" \
+      "vstrw.32 q5, [lr, #112]\n\t" \
+      "ldrd r0, r4, [lr, #80]\n\t" \
+      "add r1, r0, #16\n\t" \
+      "add r5, r4, #16\n\t" \
+      "strd r1, r5, [lr, #80]\n\t" \
+      "ldm r0, {r0, r1, r2, r3}\n\t" \
+      "ldm r4, {r4, r5, r6, r7}\n\t" \
+      "ldrd r8, r9, [lr, #92]\n\t" \
+      "add r9, r8, r9\n\t" \
+      "str r9, [lr, #92]\n\t" \
+      "ldrd lr, r9, [lr, #72]\n\t" \
+      "wls lr, lr, 2f\n" \
+      "1:\n\t" \
+      QT_REQ4_BODY CLAMP \
+      "vstrw.32 q2, [q6]\n\t" \
+      "vadd.i32 q6, q6, r10\n\t" \
+      "le lr, 1b\n" \
+      "2:\n\t" \
+      "cmp r9, #0\n\t" \
+      "beq 3f\n\t" \
+      QT_REQ4_BODY CLAMP \
+      "vctp.32 r9\n\t" \
+      "vpst\n\t" \
+      "vstrwt.32 q2, [q6]\n" \
+      "3:\n\t" \
+      "ldr lr, [sp]\n\t" \
+      "ldr r9, [lr, #88]\n\t" \
+      "subs r9, r9, #1\n\t" \
+      "str r9, [lr, #88]\n\t" \
+      "bne 0b\n\t" \
+      "add sp, sp, #4" \
+      : "+r"(ro) \
+      : "r"(rys), "r"(rc), "r"(rlo) \
+      : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", \
+        "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc")
 __attribute__((noinline)) static void qt_requant4g(qt_out *o, int32_t ys) {
+  const bool full = o->lo == -128 && o->d[0] == 255;   /* amin -128, amax 127 */
   register qt_out *ro __asm__("r0") = o;
   register int32_t rys __asm__("r10") = 4 * ys;
-  register int32_t rc __asm__("r11") = o->c16;
+  register int32_t rc __asm__("r11") = full ? o->c16 + o->lo : o->c16;
   register int32_t rlo __asm__("r12") = o->lo;
-  __asm__ volatile(
-      "vldrw.u32 q7, [r0, #48]\n\t"
-      "push {r0}\n"
-      "0:\n\t"
-      "ldr lr, [sp]\n\t"
-      "vldrw.u32 q6, [lr, #112]\n\t"
-      "movs r9, #4\n\t"
-      "vadd.i32 q5, q6, r9\n\t"
-      "vstrw.32 q5, [lr, #112]\n\t"
-      "ldrd r0, r4, [lr, #80]\n\t"
-      "add r1, r0, #16\n\t"
-      "add r5, r4, #16\n\t"
-      "strd r1, r5, [lr, #80]\n\t"
-      "ldm r0, {r0, r1, r2, r3}\n\t"
-      "ldm r4, {r4, r5, r6, r7}\n\t"
-      "ldrd r8, r9, [lr, #92]\n\t"
-      "add r9, r8, r9\n\t"
-      "str r9, [lr, #92]\n\t"
-      "ldrd lr, r9, [lr, #72]\n\t"
-      "wls lr, lr, 2f\n"
-      "1:\n\t"
-      QT_REQ4_BODY
-      "vstrw.32 q2, [q6]\n\t"
-      "vadd.i32 q6, q6, r10\n\t"
-      "le lr, 1b\n"
-      "2:\n\t"
-      "cmp r9, #0\n\t"
-      "beq 3f\n\t"
-      QT_REQ4_BODY
-      "vctp.32 r9\n\t"
-      "vpst\n\t"
-      "vstrwt.32 q2, [q6]\n"
-      "3:\n\t"
-      "ldr lr, [sp]\n\t"
-      "ldr r9, [lr, #88]\n\t"
-      "subs r9, r9, #1\n\t"
-      "str r9, [lr, #88]\n\t"
-      "bne 0b\n\t"
-      "add sp, sp, #4"
-      : "+r"(ro)
-      : "r"(rys), "r"(rc), "r"(rlo)
-      : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7",
-        "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", "cc");
+  if (full) QT_REQ4G_ASM(QT_REQ4_FULL);
+  else QT_REQ4G_ASM(QT_REQ4_CLAMP);
 }
+#undef QT_REQ4G_ASM
 #undef QT_REQ4_BODY
+#undef QT_REQ4_CLAMP
+#undef QT_REQ4_FULL
 #else
 static void qt_requant4(const int32_t *S, int32_t np, int8_t *y, int32_t ys, qt_out *o, const int32_t *mult,
                         const int32_t *shift) {

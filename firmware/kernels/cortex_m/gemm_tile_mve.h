@@ -499,7 +499,7 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
                     const int32_t *ks, int32_t *S, int8_t *wpad, int32_t cap) {
   const int32_t O = c->y.c;
   const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
-  const int32_t O4 = QT_ASM && packed && (K <= 16 || K > 32) ? O & ~3 : 0;
+  const int32_t O4 = QT_ASM && packed ? O & ~3 : 0;
   if (O4 > 0) {
     qt_out o __attribute__((aligned(16)));
     int32_t kc[QT_KC] __attribute__((aligned(16)));
@@ -525,6 +525,23 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
           gs.x0 = xp; gs.x1 = xp + xs; gs.pairs = n >> 1; gs.odd = n & 1; gs.gleft = g; gs.kp = kk + 4;
           gs.w = w; gs.K = K;
           qt_sums4g(&gs, 2 * xs, S);
+        } else if (K <= 32) {  /* two channels x four pixels a call (qt_sums4x2), group by group */
+          for (int32_t i = 0; i < g; i++) {
+            int32_t *Sg = S + 4 * n * i;
+            for (int32_t h = 0; h < 2; h++) {
+              int32_t kh[8];
+              for (int32_t j = 0; j < 8; j += 2) { kh[j] = kk[4 * i + 2 * h]; kh[j + 1] = kk[4 * i + 2 * h + 1]; }
+              const int8_t *wa = w + (ptrdiff_t)(4 * i + 2 * h) * K;
+              if (n >= 4) {
+                qt_sums4x2(xp, xs, n >> 2, wa, wa + K, K, kh, Sg + 2 * h);
+                /* a last partial quad: the run's last four pixels again (sums rewritten alike) */
+                if (n & 3) qt_sums4x2(xp + (ptrdiff_t)(n - 4) * xs, xs, 1, wa, wa + K, K, kh, Sg + 4 * (n - 4) + 2 * h);
+              } else {
+                for (int32_t p = 0; p < n; p++)
+                  qt_sums4x2(xp + (ptrdiff_t)p * xs, 0, 1, wa, wa + K, K, kh, Sg + 4 * p + 2 * h);
+              }
+            }
+          }
         } else {
           qt_blkg b;
           vst1q_s32(b.b.c, vld1q_s32(kk));
