@@ -20,7 +20,7 @@ from .errors import BakeError
 from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
-_BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QT_GPIX", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
+_BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
            "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
 ISAS = ("mve", "dsp", "plain")
 
@@ -166,7 +166,10 @@ def qconv_mve(c: dict) -> int:
     spix = min(P, chunk) if cols else P     # the pixels of a GEMM call at most: an im2col chunk's, a row's or all
     sums = 16 * (min(max(spix, b["QT_GPIX"]), b["QT_PIX"]) + 4) if tile else 0   # qt_cap
     wpad = 64 if tile and O % 4 and K <= 16 else 0
-    return ks + sums + wpad + (K * min(P, chunk) + 16 if cols else 0)
+    total = ks + sums + wpad + (K * min(P, chunk) + 16 if cols else 0)
+    if tile and 32 < K <= b["QT_WPK_K"]:     # a group's weight rows packed (qt_sums2x4w), 16-aligned
+        total = _a16(total) + 64 * ((K + 15) // 16)
+    return total
 
 
 def qdw_as_conv(c: dict) -> int:

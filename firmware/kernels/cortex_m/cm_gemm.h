@@ -22,11 +22,12 @@
  * qt_cap pixels: the pixels of a GEMM call, at least QT_GPIX, a tile at most) and, for short rows and O not a multiple of 4, a last partial
  * group's weight rows (QT_WPAD); the im2col chunk of QC_COLS / K pixels (P at most) + 16 bytes of slack
  * (qc_im2col3_run's whole-vector stores) where the conv copies windows: not a pointwise, or a pointwise
- * whose pixels are not one run, packed for the two-phase GEMM. */
+ * whose pixels are not one run, packed for the two-phase GEMM; rows of 33..QT_WPK_K bytes: a group's four
+ * weight rows packed (QT_WPK_BYTES, 16-aligned). */
 #define QC_KS_BYTES(O) (((uint32_t)(O) * 4u + 15u) & ~15u)
 #define QT_S_BYTES(np) (16u * (uint32_t)((np) + 4))   /* [pixel][4] int32 + the last vld4's three past */
 #define QT_WPAD 64u
-typedef struct { uint32_t sums, wpad, cols, total; int32_t cap; } qc_parts;   /* byte offsets in the scratch;
+typedef struct { uint32_t sums, wpad, cols, wpk, total; int32_t cap; } qc_parts;   /* byte offsets in the scratch;
                                                                               cap: the sums' pixels (qt_cap) */
 
 /* n bytes from src to dst (n >= 0), or the byte v when src is NULL */
@@ -190,7 +191,12 @@ CM_UNUSED static bool qc_parts_of(const qconv *c, qc_parts *pt) {
   pt->sums = O <= QC_MAXO ? QC_KS_BYTES(O) : 0u;
   pt->wpad = pt->sums + (tile ? QT_S_BYTES(pt->cap) : 0u);
   pt->cols = pt->wpad + (tile && (O & 3) && K <= 16 ? QT_WPAD : 0u);
-  pt->total = pt->cols + (cols ? (uint32_t)K * (uint32_t)np + 16u : 0u);
+  pt->wpk = pt->cols + (cols ? (uint32_t)K * (uint32_t)np + 16u : 0u);
+  pt->total = pt->wpk;
+  if (tile && K > 32 && K <= QT_WPK_K) {   /* a group's rows packed (qt_sums2x4w), 16-aligned */
+    pt->wpk = (pt->wpk + 15u) & ~15u;
+    pt->total = pt->wpk + QT_WPK_BYTES(K);
+  }
   return true;
 }
 
@@ -216,7 +222,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   if (!qc_parts_of(c, &pt) || (!c->scr && pt.total)) return false;   /* no scratch (a harness without a plan) */
   int8_t *const buf = c->scr + pt.cols;
   int32_t *const ks = (int32_t *)(void *)c->scr, *const sums = (int32_t *)(void *)(c->scr + pt.sums);
-  int8_t *const wpad = c->scr + pt.wpad;
+  int8_t *const wpad = c->scr + pt.wpad, *const wpk = pt.total > pt.wpk ? c->scr + pt.wpk : NULL;
   const int32_t chunk = qc_chunk(K, qt_range_ok(c, K));   /* as qc_parts_of planned it */
   const int32_t OH = c->y.h, OW = c->y.w, cap = pt.cap;
   /* the whole image as one run of pixels: unit stride, rows back to back on both sides */
@@ -236,7 +242,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
     if (tile && direct && (flat || chunk == 0 || c->y.sh != (ptrdiff_t)OW * c->y.sw)) {
       for (int32_t oh = 0; oh < (flat ? 1 : OH); oh++)
         qt_gemm(c, K, xn + (ptrdiff_t)oh * c->sh * c->x.sh, (ptrdiff_t)c->sw * c->x.sw, yn + (ptrdiff_t)oh * c->y.sh,
-                c->y.sw, flat ? OH * OW : OW, tks, sums, wpad, cap);
+                c->y.sw, flat ? OH * OW : OW, tks, sums, wpad, cap, wpk);
       continue;
     }
     /* output rows back to back: chunks span rows (a strided pointwise too: its pixels packed, one GEMM
@@ -245,7 +251,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
       for (int32_t p0 = 0; p0 < OH * OW; p0 += chunk) {
         const int32_t np = OH * OW - p0 < chunk ? OH * OW - p0 : chunk;
         qc_im2col(c, xn, p0, np, buf);
-        qt_gemm(c, K, buf, K, yn + (ptrdiff_t)p0 * c->y.sw, c->y.sw, np, tks, sums, wpad, cap);
+        qt_gemm(c, K, buf, K, yn + (ptrdiff_t)p0 * c->y.sw, c->y.sw, np, tks, sums, wpad, cap, wpk);
       }
       continue;
     }
@@ -275,7 +281,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
         }
         int8_t *yr = yn + (ptrdiff_t)oh * c->y.sh + (ptrdiff_t)ow0 * c->y.sw;
         if (tile && np > 0) {
-          qt_gemm(c, K, xs, xstep, yr, c->y.sw, np, tks, sums, wpad, cap);
+          qt_gemm(c, K, xs, xstep, yr, c->y.sw, np, tks, sums, wpad, cap, wpk);
           continue;
         }
         if (asm_path && np > 0) {

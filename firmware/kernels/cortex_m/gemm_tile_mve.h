@@ -414,6 +414,85 @@ __attribute__((noinline)) static void qt_sums1x4g(const int8_t *x, ptrdiff_t xs,
 #undef QT_1X4G_TAIL
 #undef QT_1X4G_REST
 #undef QT_1X4G_OPERANDS
+
+/* Rows longer than 32 bytes with the group's four weight rows packed (qt_pack4: 16 bytes of each row
+ * in turn, the K & 15 tail zero-padded): one weight pointer frees the registers for two pixels x four
+ * channels a pass (eight sums), per 16 bytes two input loads, four weight loads and eight vmladava (16
+ * instructions per 128 MACs with the loop, was 10 per 64), 9 more a pass. b: the four constants twice,
+ * then trips (K >> 4, >= 2), the packed rows, the step from a pass's pointers to the next pair's
+ * (2 xs - 16 trips), pairs (>= 1) and the tail (K & 15). x1 == x0 makes a last odd pixel (its eight
+ * sums' second four are not the run's: the caller's buffer has room). */
+typedef struct {
+  int32_t k8[8];           /*  0 */
+  int32_t trips;           /* 32 */
+  const int8_t *wp;        /* 36 */
+  int32_t adj, pairs;      /* 40, 44 */
+  int32_t tail;            /* 48 */
+} qt_b24;
+_Static_assert(offsetof(qt_b24, trips) == 32 && offsetof(qt_b24, tail) == 48, "qt_sums2x4w offsets");
+#define QT_2X4W_HEAD \
+      "1:\n\t" \
+      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      "ldrd r9, r5, [r7, #32]\n" \
+      "2:\n\t" \
+      "vldrb.u8 q0, [r1], #16\n\t" \
+      "vldrb.u8 q1, [r3], #16\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r0, q0, q2\n\t" \
+      "vmladava.s8 r8, q1, q2\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r2, q0, q2\n\t" \
+      "vmladava.s8 r10, q1, q2\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r4, q0, q2\n\t" \
+      "vmladava.s8 r12, q1, q2\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r6, q0, q2\n\t" \
+      "vmladava.s8 lr, q1, q2\n\t" \
+      "subs r9, r9, #1\n\t" \
+      "bne 2b\n\t"
+#define QT_2X4W_TAIL \
+      "ldr r9, [r7, #48]\n\t" \
+      "vctp.8 r9\n\t" \
+      "vpstt\n\t" \
+      "vldrbt.u8 q0, [r1]\n\t" \
+      "vldrbt.u8 q1, [r3]\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r0, q0, q2\n\t" \
+      "vmladava.s8 r8, q1, q2\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r2, q0, q2\n\t" \
+      "vmladava.s8 r10, q1, q2\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r4, q0, q2\n\t" \
+      "vmladava.s8 r12, q1, q2\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r6, q0, q2\n\t" \
+      "vmladava.s8 lr, q1, q2\n\t"
+#define QT_2X4W_REST \
+      "stm r11!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      "ldrd r9, r5, [r7, #40]\n\t" \
+      "add r1, r1, r9\n\t" \
+      "add r3, r3, r9\n\t" \
+      "subs r5, r5, #1\n\t" \
+      "str r5, [r7, #44]\n\t" \
+      "bne 1b"
+#define QT_2X4W_OPERANDS \
+      : "+r"(rx0), "+r"(rx1), "+r"(rs) \
+      : "r"(rb) \
+      : "r0", "r2", "r4", "r5", "r6", "r8", "r9", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "memory", "cc"
+__attribute__((noinline)) static void qt_sums2x4w(const int8_t *x0, const int8_t *x1, qt_b24 *b, int32_t *S) {
+  register const int8_t *rx0 __asm__("r1") = x0;
+  register const int8_t *rx1 __asm__("r3") = x1;
+  register qt_b24 *rb __asm__("r7") = b;
+  register int32_t *rs __asm__("r11") = S;
+  if (b->tail) __asm__ volatile(QT_2X4W_HEAD QT_2X4W_TAIL QT_2X4W_REST QT_2X4W_OPERANDS);
+  else __asm__ volatile(QT_2X4W_HEAD QT_2X4W_REST QT_2X4W_OPERANDS);
+}
+#undef QT_2X4W_HEAD
+#undef QT_2X4W_TAIL
+#undef QT_2X4W_REST
+#undef QT_2X4W_OPERANDS
 #else
 #define QT_ASM 0
 typedef struct { int32_t c[4]; const int8_t *w[4]; } qt_blk;
@@ -432,6 +511,10 @@ typedef struct { int32_t k8[8]; const int8_t *x0, *x1; int32_t pairs, odd, gleft
                  const int8_t *w; int32_t K; } qt_g4;
 typedef struct { qt_blk b; const int8_t *x0; int32_t gleft; const int32_t *kp; int32_t wstep, sstep; } qt_blkg;
 static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t *S) { (void)g; (void)xs2; (void)S; }
+typedef struct { int32_t k8[8]; int32_t trips; const int8_t *wp; int32_t adj, pairs, tail; } qt_b24;
+static void qt_sums2x4w(const int8_t *x0, const int8_t *x1, qt_b24 *b, int32_t *S) {
+  (void)x0; (void)x1; (void)b; (void)S;
+}
 static void qt_sums1x4g(const int8_t *x, ptrdiff_t xs, int32_t n, int32_t K, qt_blkg *blk, int32_t *S) {
   (void)x; (void)xs; (void)n; (void)K; (void)blk; (void)S;
 }
@@ -488,6 +571,58 @@ static inline bool qt_ok(const qconv *c, int32_t K) { return QT_ASM && qt_range_
 #define QT_KC 64    /* channels whose constants a pass works out when the call has none (ks NULL) */
 static inline int32_t qt_cap(int32_t P) { return P < QT_GPIX ? QT_GPIX : P < QT_PIX ? P : QT_PIX; }
 
+/* K > 32 bytes' weight rows of a group packed for qt_sums2x4w (scratch, K <= QT_WPK_K) */
+#define QT_WPK_K 1024
+#define QT_WPK_BYTES(K) (64u * (((uint32_t)(K) + 15u) >> 4))
+#define QT_WPK_MIN 12   /* pixels a pass at least for the packed rows (the packing is paid per group and pass) */
+/* four rows of K > 32 bytes (K apart) into wp: 16 bytes of each in turn, the last 16 zero-padded; in asm,
+ * 9 instructions per 64 bytes */
+#if QT_ASM
+__attribute__((noinline)) static void qt_pack4(const int8_t *w, int32_t K, int8_t *wp) {
+  register const int8_t *r0 __asm__("r0") = w;
+  register const int8_t *r1 __asm__("r1") = w + K;
+  register const int8_t *r2 __asm__("r2") = w + 2 * K;
+  register const int8_t *r3 __asm__("r3") = w + 3 * K;
+  register int8_t *r4 __asm__("r4") = wp;
+  register int32_t r5 __asm__("r5") = K >> 4;
+  register int32_t r6 __asm__("r6") = K & 15;
+  __asm__ volatile(
+      "dls lr, r5\n"
+      "1:\n\t"
+      "vldrb.u8 q0, [r0], #16\n\t"
+      "vldrb.u8 q1, [r1], #16\n\t"
+      "vldrb.u8 q2, [r2], #16\n\t"
+      "vldrb.u8 q3, [r3], #16\n\t"
+      "vstrb.8 q0, [r4], #16\n\t"
+      "vstrb.8 q1, [r4], #16\n\t"
+      "vstrb.8 q2, [r4], #16\n\t"
+      "vstrb.8 q3, [r4], #16\n\t"
+      "le lr, 1b\n\t"
+      "cbz r6, 2f\n\t"
+      "vctp.8 r6\n\t"
+      "vpstttt\n\t"
+      "vldrbt.u8 q0, [r0]\n\t"
+      "vldrbt.u8 q1, [r1]\n\t"
+      "vldrbt.u8 q2, [r2]\n\t"
+      "vldrbt.u8 q3, [r3]\n\t"
+      "vmov.i32 q4, #0\n\t"
+      "vpsel q0, q0, q4\n\t"
+      "vpsel q1, q1, q4\n\t"
+      "vpsel q2, q2, q4\n\t"
+      "vpsel q3, q3, q4\n\t"
+      "vstrb.8 q0, [r4], #16\n\t"
+      "vstrb.8 q1, [r4], #16\n\t"
+      "vstrb.8 q2, [r4], #16\n\t"
+      "vstrb.8 q3, [r4], #16\n"
+      "2:"
+      : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3), "+r"(r4), "+r"(r5)
+      : "r"(r6)
+      : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "memory", "cc");
+}
+#else
+static void qt_pack4(const int8_t *w, int32_t K, int8_t *wp) { (void)w; (void)K; (void)wp; }
+#endif
+
 /* channels from oc0 on, one group of four at a time */
 static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys,
                          int32_t np, const int32_t *ks, int32_t *S, int8_t *wpad, int32_t oc0);
@@ -496,7 +631,7 @@ static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t x
  * and the requantisation each one asm call a pass (qt_sums4g / qt_sums1x4g, qt_requant4g); the rest
  * (a last partial group, rows of 17..32 bytes, unaligned outputs) group by group. */
 static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np,
-                    const int32_t *ks, int32_t *S, int8_t *wpad, int32_t cap) {
+                    const int32_t *ks, int32_t *S, int8_t *wpad, int32_t cap, int8_t *wpk) {
   const int32_t O = c->y.c;
   const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
   const int32_t O4 = QT_ASM && packed ? O & ~3 : 0;
@@ -540,6 +675,22 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
                 for (int32_t p = 0; p < n; p++)
                   qt_sums4x2(xp + (ptrdiff_t)p * xs, 0, 1, wa, wa + K, K, kh, Sg + 4 * p + 2 * h);
               }
+            }
+          }
+        } else if (wpk && n >= QT_WPK_MIN) {  /* the group's rows packed, two pixels a pass (qt_sums2x4w) */
+          qt_b24 b;
+          b.trips = K >> 4; b.wp = wpk; b.adj = (int32_t)(2 * xs) - 16 * (K >> 4); b.tail = K & 15;
+          for (int32_t i = 0; i < g; i++) {
+            qt_pack4(w + (ptrdiff_t)4 * i * K, K, wpk);
+            vst1q_s32(b.k8, vld1q_s32(kk + 4 * i));
+            vst1q_s32(b.k8 + 4, vld1q_s32(kk + 4 * i));
+            int32_t *Sg = S + 4 * n * i;
+            b.pairs = n >> 1;
+            if (n >= 2) qt_sums2x4w(xp, xp + xs, &b, Sg);
+            if (n & 1) {
+              const int8_t *xl = xp + (ptrdiff_t)(n - 1) * xs;
+              b.pairs = 1;
+              qt_sums2x4w(xl, xl, &b, Sg + 4 * (n - 1));
             }
           }
         } else {
