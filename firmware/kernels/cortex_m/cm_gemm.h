@@ -110,6 +110,12 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
       const int8_t *xp = xn + (ptrdiff_t)ih0 * xsh + (ptrdiff_t)iw0 * xsw;
       if (K <= 16) {
         for (int32_t j = 0; j < n; j++, xp += step, buf += K) vst1q_s8(buf, vld1q_z_s8(xp, pr));
+      } else if (K <= 32) {
+        const mve_pred16_t p2 = vctp8q((uint32_t)(K - 16));
+        for (int32_t j = 0; j < n; j++, xp += step, buf += K) {
+          vst1q_s8(buf, vld1q_s8(xp));
+          vst1q_s8(buf + 16, vld1q_z_s8(xp + 16, p2));
+        }
       } else {
         for (int32_t j = 0; j < n; j++, xp += step, buf += K) qc_fill(buf, xp, K, 0);
       }
@@ -233,7 +239,8 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   /* the channels' constants once per call: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
   const bool asm_path = QC_ASM && O <= QC_MAXO, tile = qt_ok(c, K);  /* tile: gemm_tile_mve.h */
   const int32_t *tks = tile && O <= QC_MAXO ? ks : NULL;
-  for (int32_t oc = 0; tks && oc < O; oc += 4) qt_consts4(c, oc, O - oc < 4 ? O - oc : 4, K, ks + oc);
+  if (tks && O >= 4) qt_consts_groups(c, 0, O >> 2, K, ks);
+  if (tks && (O & 3)) qt_consts4(c, O & ~3, O & 3, K, ks + (O & ~3));
   for (int32_t o = 0; asm_path && !tile && o < O; o++)
     ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));
   for (int32_t n = 0; n < c->y.n; n++) {

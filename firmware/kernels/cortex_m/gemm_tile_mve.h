@@ -155,6 +155,46 @@ __attribute__((noinline)) static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, 
  * (P0 set once), four vmladava; the eight sums go to words `half` and `half + 1` of S's [pixel][4]
  * (strd, post-incremented). 39 instructions per 8 outputs. k8: the two constants, four times; w0, w1:
  * the channels' rows; xs == 0 repeats one pixel (a last partial quad). */
+#define QT_4X2_ASM(QT_4X2_PIX) \
+  __asm__ volatile( \
+      "vctp.8 r4\n\t" \
+      "vldrb.u8 q4, [r0]\n\t" \
+      "vldrb.u8 q6, [r2]\n\t" \
+      "vpstt\n\t" \
+      "vldrbt.u8 q5, [r0, #16]\n\t" \
+      "vldrbt.u8 q7, [r2, #16]\n" \
+      "1:\n\t" \
+      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      QT_4X2_PIX \
+      "vmladava.s8 r0, q0, q4\n\t" \
+      "vmladava.s8 r0, q1, q5\n\t" \
+      "vmladava.s8 r2, q0, q6\n\t" \
+      "vmladava.s8 r2, q1, q7\n\t" \
+      QT_4X2_PIX \
+      "vmladava.s8 r4, q0, q4\n\t" \
+      "vmladava.s8 r4, q1, q5\n\t" \
+      "vmladava.s8 r6, q0, q6\n\t" \
+      "vmladava.s8 r6, q1, q7\n\t" \
+      QT_4X2_PIX \
+      "vmladava.s8 r8, q0, q4\n\t" \
+      "vmladava.s8 r8, q1, q5\n\t" \
+      "vmladava.s8 r10, q0, q6\n\t" \
+      "vmladava.s8 r10, q1, q7\n\t" \
+      QT_4X2_PIX \
+      "vmladava.s8 r12, q0, q4\n\t" \
+      "vmladava.s8 r12, q1, q5\n\t" \
+      "vmladava.s8 lr, q0, q6\n\t" \
+      "vmladava.s8 lr, q1, q7\n\t" \
+      "strd r0, r2, [r5], #16\n\t" \
+      "strd r4, r6, [r5], #16\n\t" \
+      "strd r8, r10, [r5], #16\n\t" \
+      "strd r12, lr, [r5], #16\n\t" \
+      "subs r9, r9, #1\n\t" \
+      "bne 1b" \
+      : "+r"(rx), "+r"(rs), "+r"(rn), "+r"(r0), "+r"(r2), "+r"(r4) \
+      : "r"(rxs), "r"(rk) \
+      : "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", \
+        "memory", "cc")
 __attribute__((noinline)) static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_t *w0,
                                                  const int8_t *w1, int32_t K, const int32_t *k8, int32_t *S) {
   register const int8_t *rx __asm__("r1") = x;
@@ -165,58 +205,17 @@ __attribute__((noinline)) static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, 
   register const int8_t *r0 __asm__("r0") = w0;
   register const int8_t *r2 __asm__("r2") = w1;
   register int32_t r4 __asm__("r4") = K - 16;
-  __asm__ volatile(
-      "vctp.8 r4\n\t"
-      "vldrb.u8 q4, [r0]\n\t"
-      "vldrb.u8 q6, [r2]\n\t"
-      "vpstt\n\t"
-      "vldrbt.u8 q5, [r0, #16]\n\t"
-      "vldrbt.u8 q7, [r2, #16]\n"
-      "1:\n\t"
-      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
-      "vldrb.u8 q0, [r1]\n\t"
-      "vpst\n\t"
-      "vldrbt.u8 q1, [r1, #16]\n\t"
-      "add r1, r1, r3\n\t"
-      "vmladava.s8 r0, q0, q4\n\t"
-      "vmladava.s8 r0, q1, q5\n\t"
-      "vmladava.s8 r2, q0, q6\n\t"
-      "vmladava.s8 r2, q1, q7\n\t"
-      "vldrb.u8 q0, [r1]\n\t"
-      "vpst\n\t"
-      "vldrbt.u8 q1, [r1, #16]\n\t"
-      "add r1, r1, r3\n\t"
-      "vmladava.s8 r4, q0, q4\n\t"
-      "vmladava.s8 r4, q1, q5\n\t"
-      "vmladava.s8 r6, q0, q6\n\t"
-      "vmladava.s8 r6, q1, q7\n\t"
-      "vldrb.u8 q0, [r1]\n\t"
-      "vpst\n\t"
-      "vldrbt.u8 q1, [r1, #16]\n\t"
-      "add r1, r1, r3\n\t"
-      "vmladava.s8 r8, q0, q4\n\t"
-      "vmladava.s8 r8, q1, q5\n\t"
-      "vmladava.s8 r10, q0, q6\n\t"
-      "vmladava.s8 r10, q1, q7\n\t"
-      "vldrb.u8 q0, [r1]\n\t"
-      "vpst\n\t"
-      "vldrbt.u8 q1, [r1, #16]\n\t"
-      "add r1, r1, r3\n\t"
-      "vmladava.s8 r12, q0, q4\n\t"
-      "vmladava.s8 r12, q1, q5\n\t"
-      "vmladava.s8 lr, q0, q6\n\t"
-      "vmladava.s8 lr, q1, q7\n\t"
-      "strd r0, r2, [r5], #16\n\t"
-      "strd r4, r6, [r5], #16\n\t"
-      "strd r8, r10, [r5], #16\n\t"
-      "strd r12, lr, [r5], #16\n\t"
-      "subs r9, r9, #1\n\t"
-      "bne 1b"
-      : "+r"(rx), "+r"(rs), "+r"(rn), "+r"(r0), "+r"(r2), "+r"(r4)
-      : "r"(rxs), "r"(rk)
-      : "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
-        "memory", "cc");
+  if (K == 32)  /* whole rows: no predicate on the second load */
+    QT_4X2_ASM("vldrb.u8 q0, [r1]\n\t"
+               "vldrb.u8 q1, [r1, #16]\n\t"
+               "add r1, r1, r3\n\t");
+  else
+    QT_4X2_ASM("vldrb.u8 q0, [r1]\n\t"
+               "vpst\n\t"
+               "vldrbt.u8 q1, [r1, #16]\n\t"
+               "add r1, r1, r3\n\t");
 }
+#undef QT_4X2_ASM
 
 /* Several groups of four channels over the same n pixels, the sums of group g at S + 16 * n * g bytes
  * ([group][pixel][4]): the group loop in asm (about 25 instructions a group where a call per group
@@ -565,6 +564,79 @@ static inline bool qt_range_ok(const qconv *c, int32_t K) {   /* qt_ok from shap
          c->out_off <= 1024;
 }
 static inline bool qt_ok(const qconv *c, int32_t K) { return QT_ASM && qt_range_ok(c, K); }
+/* k[0 .. 4 groups) = the constants of channels oc.. (bias + in_off * sum(w), wrapping like the accumulator)
+ * for whole groups of four: the weight sums in asm (four rows at a time, 9 instructions per 64 bytes, the
+ * K & 15 tail predicated), then bias and offset folded on the lanes; ~60% of qt_consts4's instructions */
+#if QT_ASM
+__attribute__((noinline)) static void qt_ksums(const int8_t *w, int32_t K, int32_t groups, int32_t *k) {
+  register const int8_t *r5 __asm__("r5") = w;
+  register int32_t r7 __asm__("r7") = K;
+  register int32_t r9 __asm__("r9") = K >> 4;
+  register int32_t *r11 __asm__("r11") = k;
+  register int32_t r12 __asm__("r12") = groups;
+  register int32_t r0 __asm__("r0") = K & 15;
+  __asm__ volatile(
+      "push {r0}\n"
+      "0:\n\t"
+      "mov r0, r5\n\t"
+      "add r1, r0, r7\n\t"
+      "add r2, r1, r7\n\t"
+      "add r3, r2, r7\n\t"
+      "add r5, r3, r7\n\t"
+      "movs r4, #0\n\t"
+      "movs r6, #0\n\t"
+      "mov r8, #0\n\t"
+      "mov r10, #0\n\t"
+      "wls lr, r9, 2f\n"
+      "1:\n\t"
+      "vldrb.u8 q0, [r0], #16\n\t"
+      "vaddva.s8 r4, q0\n\t"
+      "vldrb.u8 q0, [r1], #16\n\t"
+      "vaddva.s8 r6, q0\n\t"
+      "vldrb.u8 q0, [r2], #16\n\t"
+      "vaddva.s8 r8, q0\n\t"
+      "vldrb.u8 q0, [r3], #16\n\t"
+      "vaddva.s8 r10, q0\n\t"
+      "le lr, 1b\n"
+      "2:\n\t"
+      "ldr lr, [sp]\n\t"
+      "cmp lr, #0\n\t"
+      "beq 3f\n\t"
+      "vctp.8 lr\n\t"
+      "vpstttt\n\t"
+      "vldrbt.u8 q0, [r0]\n\t"
+      "vldrbt.u8 q1, [r1]\n\t"
+      "vldrbt.u8 q2, [r2]\n\t"
+      "vldrbt.u8 q3, [r3]\n\t"
+      "vpstttt\n\t"
+      "vaddvat.s8 r4, q0\n\t"
+      "vaddvat.s8 r6, q1\n\t"
+      "vaddvat.s8 r8, q2\n\t"
+      "vaddvat.s8 r10, q3\n"
+      "3:\n\t"
+      "stm r11!, {r4, r6, r8, r10}\n\t"
+      "subs r12, r12, #1\n\t"
+      "bne 0b\n\t"
+      "add sp, sp, #4"
+      : "+r"(r5), "+r"(r11), "+r"(r12), "+r"(r0)
+      : "r"(r7), "r"(r9)
+      : "r1", "r2", "r3", "r4", "r6", "r8", "r10", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "memory",
+        "cc");
+}
+#endif
+static void qt_consts_groups(const qconv *c, int32_t oc, int32_t groups, int32_t K, int32_t *k) {
+#if QT_ASM
+  qt_ksums(c->w + (ptrdiff_t)oc * K, K, groups, k);
+  const int32_t io = c->in_off;
+  for (int32_t i = 0; i < 4 * groups; i += 4) {
+    const int32x4_t b = c->bias ? vld1q_s32(c->bias + oc + i) : vdupq_n_s32(0);
+    vst1q_s32(k + i, vmlaq_n_s32(b, vld1q_s32(k + i), io));
+  }
+#else
+  for (int32_t i = 0; i < groups; i++) qt_consts4(c, oc + 4 * i, 4, K, k + 4 * i);
+#endif
+}
+
 /* The sums buffer's pixels (scratch, QT_S_BYTES) for a call of P output pixels: a tile, and at least
  * QT_GPIX so that short runs take several groups a pass (qt_gemm) */
 #define QT_GPIX 64
@@ -651,7 +723,7 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
       for (int32_t oc = 0, g; oc < O4; oc += 4 * g) {
         g = (O4 - oc) / 4 < G ? (O4 - oc) / 4 : G;
         const int32_t *kk = ks ? ks + oc : kc;
-        for (int32_t i = 0; !ks && i < g; i++) qt_consts4(c, oc + 4 * i, 4, K, kc + 4 * i);
+        if (!ks) qt_consts_groups(c, oc, g, K, kc);
         const int8_t *w = c->w + (ptrdiff_t)oc * K;
         if (K <= 16) {
           qt_g4 gs;
