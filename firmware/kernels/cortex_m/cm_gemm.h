@@ -76,10 +76,54 @@ __attribute__((noinline)) static void qc_im2col3_run(const int8_t *x, ptrdiff_t 
       : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "memory");
 }
 #define QC_IM2COL3 1
+/* n >= 1 whole pixels of K <= 32 bytes, step apart, to buf (K a pixel): the loads predicated to the
+ * row, the stores whole vectors spilling into what the next pixel's store writes (16 bytes of slack
+ * behind the buffer); 6 (K <= 16) or 8 instructions a pixel */
+__attribute__((noinline)) static void qc_copy_run(const int8_t *x, ptrdiff_t step, int32_t K, int32_t n, int8_t *buf) {
+  register const int8_t *r0 __asm__("r0") = x;
+  register int8_t *r1 __asm__("r1") = buf;
+  register ptrdiff_t r2 __asm__("r2") = step;
+  register int32_t r3 __asm__("r3") = K;
+  register int32_t r4 __asm__("r4") = n;
+  register int32_t r5 __asm__("r5") = K - 16;
+  if (K <= 16)
+    __asm__ volatile(
+        "vctp.8 r3\n\t"
+        "dls lr, r4\n"
+        "1:\n\t"
+        "vpst\n\t"
+        "vldrbt.u8 q0, [r0]\n\t"
+        "add r0, r0, r2\n\t"
+        "vstrb.8 q0, [r1]\n\t"
+        "add r1, r1, r3\n\t"
+        "le lr, 1b"
+        : "+r"(r0), "+r"(r1), "+r"(r4)
+        : "r"(r2), "r"(r3)
+        : "lr", "d0", "d1", "memory");
+  else
+    __asm__ volatile(
+        "vctp.8 r5\n\t"
+        "dls lr, r4\n"
+        "1:\n\t"
+        "vldrb.u8 q0, [r0]\n\t"
+        "vpst\n\t"
+        "vldrbt.u8 q1, [r0, #16]\n\t"
+        "add r0, r0, r2\n\t"
+        "vstrb.8 q0, [r1]\n\t"
+        "vstrb.8 q1, [r1, #16]\n\t"
+        "add r1, r1, r3\n\t"
+        "le lr, 1b"
+        : "+r"(r0), "+r"(r1), "+r"(r4)
+        : "r"(r2), "r"(r3), "r"(r5)
+        : "lr", "d0", "d1", "d2", "d3", "memory");
+}
 #else
 #define QC_IM2COL3 0
 static void qc_im2col3_run(const int8_t *x, ptrdiff_t xstep, ptrdiff_t xdh, int32_t row, int32_t n, int8_t *buf) {
   (void)x; (void)xstep; (void)xdh; (void)row; (void)n; (void)buf;
+}
+static void qc_copy_run(const int8_t *x, ptrdiff_t step, int32_t K, int32_t n, int8_t *buf) {
+  (void)x; (void)step; (void)K; (void)n; (void)buf;
 }
 #endif
 
@@ -108,7 +152,10 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
     for (int32_t i = 0; i < np;) {
       const int32_t n = OW - ow < np - i ? OW - ow : np - i;
       const int8_t *xp = xn + (ptrdiff_t)ih0 * xsh + (ptrdiff_t)iw0 * xsw;
-      if (K <= 16) {
+      if (QC_IM2COL3 && K <= 32) {
+        qc_copy_run(xp, step, K, n, buf);
+        buf += (ptrdiff_t)n * K;
+      } else if (K <= 16) {
         for (int32_t j = 0; j < n; j++, xp += step, buf += K) vst1q_s8(buf, vld1q_z_s8(xp, pr));
       } else if (K <= 32) {
         const mve_pred16_t p2 = vctp8q((uint32_t)(K - 16));
