@@ -163,8 +163,9 @@ def qconv_mve(c: dict) -> int:
         chunk = min(chunk, b["QT_PIX"])   # qc_chunk: a tile's pixels at most
     cols = not direct or (tile and chunk > 0 and rows and not flat)
     ks = _a16(4 * O) if O <= b["QC_MAXO"] else 0
-    spix = min(P, chunk) if cols else P     # the pixels of a GEMM call at most: an im2col chunk's, a row's or all
-    sums = 16 * (min(max(spix, b["QT_GPIX"]), b["QT_PIX"]) + 4) if tile else 0   # qt_cap
+    # the sums' pixels: an im2col chunk's, else qt_cap (several groups a pass where a call's pixels are few)
+    spix = max(min(P, chunk), b["QT_GPIX"] // 2) if cols else min(max(P, b["QT_GPIX"]), b["QT_PIX"])
+    sums = 16 * (spix + 4) if tile else 0
     wpad = 64 if tile and O % 4 and K <= 16 else 0
     total = ks + sums + wpad + (K * min(P, chunk) + 16 if cols else 0)
     if tile and 32 < K <= b["QT_WPK_K"]:     # a group's weight rows packed (qt_sums2x4w), 16-aligned

@@ -239,8 +239,9 @@ CM_UNUSED static bool qc_parts_of(const qconv *c, qc_parts *pt) {
                     c->x.w == OW;
   const int32_t chunk = qc_chunk(K, tile), np = P < chunk ? P : chunk;
   const bool cols = !direct || (tile && chunk > 0 && rows && !flat);
-  /* a GEMM call takes an im2col chunk's pixels at most, else a row's or the image's */
-  pt->cap = qt_cap(cols && chunk < P ? chunk : P);
+  /* a GEMM call takes an im2col chunk's pixels (one group a pass), else a row's or the image's (several
+   * groups a pass where they are few: qt_cap) */
+  pt->cap = cols ? qt_cap_cols(chunk < P ? chunk : P) : qt_cap(P);
   pt->sums = O <= QC_MAXO ? QC_KS_BYTES(O) : 0u;
   pt->wpad = pt->sums + (tile ? QT_S_BYTES(pt->cap) : 0u);
   pt->cols = pt->wpad + (tile && (O & 3) && K <= 16 ? QT_WPAD : 0u);

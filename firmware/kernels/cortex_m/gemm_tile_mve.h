@@ -650,9 +650,11 @@ static void qt_consts_groups(const qconv *c, int32_t oc, int32_t groups, int32_t
 
 /* The sums buffer's pixels (scratch, QT_S_BYTES) for a call of P output pixels: a tile, and at least
  * QT_GPIX so that short runs take several groups a pass (qt_gemm) */
-#define QT_GPIX 64
+#define QT_GPIX 128
 #define QT_KC 64    /* channels whose constants a pass works out when the call has none (ks NULL) */
 static inline int32_t qt_cap(int32_t P) { return P < QT_GPIX ? QT_GPIX : P < QT_PIX ? P : QT_PIX; }
+/* the same for im2col chunks of n pixels: at least half as many (a chunk's scratch is the larger part) */
+static inline int32_t qt_cap_cols(int32_t n) { return n < QT_GPIX / 2 ? QT_GPIX / 2 : n; }
 
 /* K > 32 bytes' weight rows of a group packed for qt_sums2x4w (scratch, K <= QT_WPK_K) */
 #define QT_WPK_K 1024
