@@ -305,11 +305,17 @@ _Static_assert(offsetof(qt_g4, x0) == 32 && offsetof(qt_g4, K) == 60 && offsetof
 #define QT_L_16X64 "vldrb.u8 q0, [r1], #64\n\tvldrb.u8 q1, [r3], #64\n\t"
 /* g->k8, x0, x1, pairs, odd, gleft (>= 1), kp, w, K, Kl (1..16) set; pixels xs apart (xs2 = 2 * xs); acc:
  * add to the sums in S (same layout) instead of starting at the constants */
-__attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t *S, bool acc) {
+__attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t *S, bool acc, bool over) {
   register int32_t *rs __asm__("r5") = S;
   register ptrdiff_t rxs __asm__("r7") = xs2;
   register qt_g4 *rg __asm__("r9") = g;
-  if (acc) {
+  if (over && !acc && xs2 == 16 && g->Kl == 8) {
+    /* 8-byte pixels back to back, more input after the run (over): whole-vector loads, their upper
+     * halves (the next pixel) meet the weights' zeros */
+    QT_SUMS4G_ASM("vldrb.u8 q0, [r1], #16\n\t"
+                  "vldrb.u8 q1, [r3], #16\n\t",
+                  QT_L1_PRED, "r9");
+  } else if (acc) {
     if (xs2 == 64 && g->Kl == 16) QT_SUMS4G_ASM(QT_L_16X64, "vldrb.u8 q0, [r1]\n\t", "r5");
     else QT_SUMS4G_ASM(QT_L_GEN, QT_L1_PRED, "r5");
   } else if (xs2 == 16 && g->Kl == 8) {
@@ -520,7 +526,9 @@ static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_
 typedef struct { int32_t k8[8]; const int8_t *x0, *x1; int32_t pairs, odd, gleft; const int32_t *kp;
                  const int8_t *w; int32_t K, Kl; } qt_g4;
 typedef struct { qt_blk b; const int8_t *x0; int32_t gleft; const int32_t *kp; int32_t wstep, sstep; } qt_blkg;
-static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t *S, bool acc) { (void)g; (void)xs2; (void)S; (void)acc; }
+static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t *S, bool acc, bool over) {
+  (void)g; (void)xs2; (void)S; (void)acc; (void)over;
+}
 typedef struct { int32_t k8[8]; int32_t trips; const int8_t *wp; int32_t adj, pairs, tail; } qt_b24;
 static void qt_sums2x4w(const int8_t *x0, const int8_t *x1, qt_b24 *b, int32_t *S) {
   (void)x0; (void)x1; (void)b; (void)S;
@@ -744,10 +752,11 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
           vst1q_s32(gs.k8 + 4, vld1q_s32(kk));
           gs.x0 = xp; gs.x1 = xp + xs; gs.pairs = n >> 1; gs.odd = n & 1; gs.gleft = g; gs.kp = kk + 4;
           gs.w = w; gs.K = K; gs.Kl = K < 16 ? K : 16;
-          qt_sums4g(&gs, 2 * xs, S, false);
+          /* whole-vector loads may read past the run's last pixel when it is not the call's last */
+          qt_sums4g(&gs, 2 * xs, S, false, p0 + n < np);
           if (K > 16) {
             gs.x0 = xp + 16; gs.x1 = xp + xs + 16; gs.gleft = g; gs.kp = kk + 4; gs.w = w + 16; gs.Kl = K - 16;
-            qt_sums4g(&gs, 2 * xs, S, true);
+            qt_sums4g(&gs, 2 * xs, S, true, false);
           }
         } else if (wpk && n >= QT_WPK_MIN) {  /* the group's rows packed, two pixels a pass (qt_sums2x4w) */
           qt_b24 b;
