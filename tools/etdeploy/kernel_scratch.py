@@ -20,7 +20,7 @@ from .errors import BakeError
 from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
-_BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
+_BOUNDS = ("QC_COLS", "QC_CPIX", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
            "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
 ISAS = ("mve", "dsp", "plain")
 
@@ -160,7 +160,7 @@ def qconv_mve(c: dict) -> int:
     flat = direct and c["sh"] == 1 and c["sw"] == 1 and x["sh"] == x["w"] * x["sw"] and rows and x["w"] == OW
     chunk = b["QC_COLS"] // K
     if tile:
-        chunk = min(chunk, b["QT_PIX"])   # qc_chunk: a tile's pixels at most
+        chunk = min(chunk, b["QC_CPIX"])   # qc_chunk
     cols = not direct or (tile and chunk > 0 and rows and not flat)
     ks = _a16(4 * O) if O <= b["QC_MAXO"] else 0
     # the sums' pixels: an im2col chunk's, else qt_cap (several groups a pass where a call's pixels are few)

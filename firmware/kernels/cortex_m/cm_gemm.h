@@ -14,6 +14,7 @@
  * every call whose clamp range is int8's; the fused passes below (qc_gemm23: two pixels x three
  * channels; qc_gemm4) are kept for the others. */
 #define QC_COLS 4096   /* im2col chunk bytes at most (planned scratch): K up to this; larger K takes the portable path */
+#define QC_CPIX 128    /* im2col pixels a chunk at most for the two-phase GEMM */
 #define QC_MAXO 512    /* output channels whose constants are worked out once per call */
 #include "gemm_tile_mve.h"
 /* The Helium conv's planned scratch (ET_SCRATCH, at c->scr; kernel_scratch.py mirrors qc_parts), in
@@ -219,10 +220,10 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
 #include "gemm_fused_mve.h"
 
 /* im2col pixels a chunk: QC_COLS bytes, and at most a tile's pixels for the two-phase GEMM (it takes
- * QT_PIX a pass: a larger chunk only takes more scratch) */
+ * QC_CPIX: a larger chunk takes more scratch for little) */
 static inline int32_t qc_chunk(int32_t K, bool tile) {
   const int32_t n = K <= QC_COLS ? QC_COLS / K : 0;
-  return tile && n > QT_PIX ? QT_PIX : n;
+  return tile && n > QC_CPIX ? QC_CPIX : n;
 }
 
 /* false: not qconv_mve's shapes (no scratch); else where its scratch parts are (from shapes and int

@@ -15,7 +15,7 @@
 #ifndef ET_CORTEX_M_GEMM_TILE_MVE_H
 #define ET_CORTEX_M_GEMM_TILE_MVE_H
 
-#define QT_PIX 128                    /* pixels of a tile */
+#define QT_PIX 256                    /* pixels of a tile */
 #define QT_SUMS (4 * (QT_PIX + 4))    /* int32 words of the tile's sums buffer (scratch): [pixel][4], the last
                                        * vld4 reads up to three pixels past the tile */
 
