@@ -97,8 +97,34 @@ class M(nn.Module):
         return (self.r6(self.a(x)), F.relu(self.b(z)), self.c(u), self.r6(self.d(v)), F.relu(self.e(w)),
                 self.r6(self.f(s)), self.g(r), F.relu(self.h(x)), F.relu(self.i(x) + x), self.e(w) + self.e(w))
 """, [(1, 8, 7, 9), (1, 16, 6, 5), (1, 12, 9, 7), (1, 24, 5, 5), (1, 56, 3, 3), (1, 1, 9, 11), (1, 3, 12, 10)]),
-    # int8 linear on Helium: six weight rows a pass with a K & 15 tail (40), whole vectors and a
-    # 96-column block plus a rest (128 -> 100), rows shorter than a vector (8 -> 30), several input rows
+    # pointwise several groups of four channels a pass (qt_sums4g / qt_sums1x4g, qt_requant4g): 9 pixels x
+    # 10 groups (passes of 7 and 3) with K = 56 (a K & 15 tail), K = 12 on 25 pixels (a last odd pixel), K = 16
+    # and K = 8 flat (the post-increment loads) on odd pixel counts, 516 channels (over QC_MAXO: constants a
+    # pass at a time) with a partial group, strided 1x1 with K = 16 on odd output rows and K = 32 (im2col of
+    # whole pixels, relu); K = 40 (a tail) on 25 pixels and K = 64 on 16: the packed weight rows, two pixels a
+    # pass (qt_sums2x4w), a last odd pixel
+    "cm_pw_groups": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(56, 40, 1)
+        self.b = nn.Conv2d(12, 20, 1)
+        self.c = nn.Conv2d(16, 24, 1)
+        self.d = nn.Conv2d(8, 12, 1)
+        self.e = nn.Conv2d(40, 518, 1)
+        self.f = nn.Conv2d(16, 32, 1, stride=2)
+        self.g = nn.Conv2d(32, 64, 1, stride=2)
+        self.h = nn.Conv2d(40, 12, 1)
+        self.i = nn.Conv2d(64, 8, 1)
+    def forward(self, x, y, z, u, v, w, s, r):
+        return (self.a(x), F.relu(self.b(y)), self.c(z), self.d(u), self.e(v), self.f(z), F.relu(self.g(w)),
+                self.h(s), F.relu(self.i(r)))
+""", [(1, 56, 3, 3), (1, 12, 5, 5), (1, 16, 9, 9), (1, 8, 7, 5), (1, 40, 3, 3), (1, 32, 7, 7), (1, 40, 5, 5),
+      (1, 64, 4, 4)]),
+    # int8 linear on Helium: six weight rows a pass with a K & 15 tail (40), whole vectors (128 -> 100),
+    # rows shorter than a vector (8 -> 30), several input rows; 16 columns requantised a pass with a rest
+    # of 4 (100) and 3 (19), one row (19 = 3 * 6 + 1) and two (200 = 192 + 6 + 2) after the six-row passes,
+    # a 192-column block and a second one (64 -> 200)
     "cm_linear": ("""
 class M(nn.Module):
     def __init__(self):
@@ -106,9 +132,11 @@ class M(nn.Module):
         self.a = nn.Linear(40, 13)
         self.b = nn.Linear(128, 100)
         self.c = nn.Linear(8, 30)
-    def forward(self, x, z, u):
-        return F.relu(self.a(x)), self.b(z), self.c(u)
-""", [(2, 40), (1, 128), (3, 8)]),
+        self.d = nn.Linear(64, 200)
+        self.e = nn.Linear(24, 19)
+    def forward(self, x, z, u, v, w):
+        return F.relu(self.a(x)), self.b(z), self.c(u), F.relu(self.d(v)), self.e(w)
+""", [(2, 40), (1, 128), (3, 8), (3, 64), (1, 24)]),
     # depthwise, depth multiplier 1, kernels up to 4x4 (the taps-on-lanes path): 8 channels with relu6,
     # stride 2 on even and odd sizes with and without padding, a DS-CNN-like 25x5 image (narrow rows),
     # padding 2 on a 3x3, 4x4 / 2x2 / 1x3 kernels, a row-only stride, a 60-column image (bands of rows)
@@ -172,6 +200,7 @@ EXPECTED_OPS = {
     "cm_pointwise": {"cortex_m::quantized_conv2d.out"},
     "cm_conv_kxk": {"cortex_m::quantized_conv2d.out"},
     "cm_linear": {"cortex_m::quantized_linear.out"},
+    "cm_pw_groups": {"cortex_m::quantized_conv2d.out"},
     "cm_gemm_tile": {"cortex_m::quantized_conv2d.out", "cortex_m::quantized_add.out"},
     "cm_dw_lanes": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_dw_taps": {"cortex_m::quantized_depthwise_conv2d.out"},

@@ -20,7 +20,7 @@ from .errors import BakeError
 from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
-_BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
+_BOUNDS = ("QC_COLS", "QC_CPIX", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
            "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
 ISAS = ("mve", "dsp", "plain")
 
@@ -159,11 +159,18 @@ def qconv_mve(c: dict) -> int:
     rows = y["sh"] == OW * y["sw"]
     flat = direct and c["sh"] == 1 and c["sw"] == 1 and x["sh"] == x["w"] * x["sw"] and rows and x["w"] == OW
     chunk = b["QC_COLS"] // K
+    if tile:
+        chunk = min(chunk, b["QC_CPIX"])   # qc_chunk
     cols = not direct or (tile and chunk > 0 and rows and not flat)
     ks = _a16(4 * O) if O <= b["QC_MAXO"] else 0
-    sums = 16 * (min(P, b["QT_PIX"]) + 4) if tile else 0
+    # the sums' pixels: an im2col chunk's, else qt_cap (several groups a pass where a call's pixels are few)
+    spix = max(min(P, chunk), b["QT_GPIX"] // 2) if cols else min(max(P, b["QT_GPIX"]), b["QT_PIX"])
+    sums = 16 * (spix + 4) if tile else 0
     wpad = 64 if tile and O % 4 and K <= 16 else 0
-    return ks + sums + wpad + (K * min(P, chunk) + 16 if cols else 0)
+    total = ks + sums + wpad + (K * min(P, chunk) + 16 if cols else 0)
+    if tile and 32 < K <= b["QT_WPK_K"]:     # a group's weight rows packed (qt_sums2x4w), 16-aligned
+        total = _a16(total) + 64 * ((K + 15) // 16)
+    return total
 
 
 def qdw_as_conv(c: dict) -> int:

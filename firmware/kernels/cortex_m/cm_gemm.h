@@ -14,19 +14,22 @@
  * every call whose clamp range is int8's; the fused passes below (qc_gemm23: two pixels x three
  * channels; qc_gemm4) are kept for the others. */
 #define QC_COLS 4096   /* im2col chunk bytes at most (planned scratch): K up to this; larger K takes the portable path */
+#define QC_CPIX 128    /* im2col pixels a chunk at most for the two-phase GEMM */
 #define QC_MAXO 512    /* output channels whose constants are worked out once per call */
 #include "gemm_tile_mve.h"
 /* The Helium conv's planned scratch (ET_SCRATCH, at c->scr; kernel_scratch.py mirrors qc_parts), in
  * 16-aligned parts: the channels' constants (QC_KS_BYTES, while O <= QC_MAXO; a last partial group
  * writes four); for the two-phase GEMM (clamp range int8's: qt_range_ok) a tile's sums (QT_S_BYTES of
- * the pixels a GEMM call takes at most) and, for short rows and O not a multiple of 4, a last partial
+ * qt_cap pixels: the pixels of a GEMM call, at least QT_GPIX, a tile at most) and, for short rows and O not a multiple of 4, a last partial
  * group's weight rows (QT_WPAD); the im2col chunk of QC_COLS / K pixels (P at most) + 16 bytes of slack
  * (qc_im2col3_run's whole-vector stores) where the conv copies windows: not a pointwise, or a pointwise
- * whose pixels are not one run, packed for the two-phase GEMM. */
+ * whose pixels are not one run, packed for the two-phase GEMM; rows of 33..QT_WPK_K bytes: a group's four
+ * weight rows packed (QT_WPK_BYTES, 16-aligned). */
 #define QC_KS_BYTES(O) (((uint32_t)(O) * 4u + 15u) & ~15u)
 #define QT_S_BYTES(np) (16u * (uint32_t)((np) + 4))   /* [pixel][4] int32 + the last vld4's three past */
 #define QT_WPAD 64u
-typedef struct { uint32_t sums, wpad, cols, total; } qc_parts;   /* byte offsets in the scratch */
+typedef struct { uint32_t sums, wpad, cols, wpk, total; int32_t cap; } qc_parts;   /* byte offsets in the scratch;
+                                                                              cap: the sums' pixels (qt_cap) */
 
 /* n bytes from src to dst (n >= 0), or the byte v when src is NULL */
 static inline void qc_fill(int8_t *dst, const int8_t *src, int32_t n, int8_t v) {
@@ -74,10 +77,54 @@ __attribute__((noinline)) static void qc_im2col3_run(const int8_t *x, ptrdiff_t 
       : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "memory");
 }
 #define QC_IM2COL3 1
+/* n >= 1 whole pixels of K <= 32 bytes, step apart, to buf (K a pixel): the loads predicated to the
+ * row, the stores whole vectors spilling into what the next pixel's store writes (16 bytes of slack
+ * behind the buffer); 6 (K <= 16) or 8 instructions a pixel */
+__attribute__((noinline)) static void qc_copy_run(const int8_t *x, ptrdiff_t step, int32_t K, int32_t n, int8_t *buf) {
+  register const int8_t *r0 __asm__("r0") = x;
+  register int8_t *r1 __asm__("r1") = buf;
+  register ptrdiff_t r2 __asm__("r2") = step;
+  register int32_t r3 __asm__("r3") = K;
+  register int32_t r4 __asm__("r4") = n;
+  register int32_t r5 __asm__("r5") = K - 16;
+  if (K <= 16)
+    __asm__ volatile(
+        "vctp.8 r3\n\t"
+        "dls lr, r4\n"
+        "1:\n\t"
+        "vpst\n\t"
+        "vldrbt.u8 q0, [r0]\n\t"
+        "add r0, r0, r2\n\t"
+        "vstrb.8 q0, [r1]\n\t"
+        "add r1, r1, r3\n\t"
+        "le lr, 1b"
+        : "+r"(r0), "+r"(r1), "+r"(r4)
+        : "r"(r2), "r"(r3)
+        : "lr", "d0", "d1", "memory");
+  else
+    __asm__ volatile(
+        "vctp.8 r5\n\t"
+        "dls lr, r4\n"
+        "1:\n\t"
+        "vldrb.u8 q0, [r0]\n\t"
+        "vpst\n\t"
+        "vldrbt.u8 q1, [r0, #16]\n\t"
+        "add r0, r0, r2\n\t"
+        "vstrb.8 q0, [r1]\n\t"
+        "vstrb.8 q1, [r1, #16]\n\t"
+        "add r1, r1, r3\n\t"
+        "le lr, 1b"
+        : "+r"(r0), "+r"(r1), "+r"(r4)
+        : "r"(r2), "r"(r3), "r"(r5)
+        : "lr", "d0", "d1", "d2", "d3", "memory");
+}
 #else
 #define QC_IM2COL3 0
 static void qc_im2col3_run(const int8_t *x, ptrdiff_t xstep, ptrdiff_t xdh, int32_t row, int32_t n, int8_t *buf) {
   (void)x; (void)xstep; (void)xdh; (void)row; (void)n; (void)buf;
+}
+static void qc_copy_run(const int8_t *x, ptrdiff_t step, int32_t K, int32_t n, int8_t *buf) {
+  (void)x; (void)step; (void)K; (void)n; (void)buf;
 }
 #endif
 
@@ -98,6 +145,33 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
   int32_t ih0 = oh * sh - ph, iw0 = ow * sw - pw;
   /* last output column whose window ends inside the image's columns */
   const int32_t owl = W - KW + pw >= 0 ? (W - KW + pw) / sw : -1;
+  if (KH == 1 && KW == 1 && ph == 0 && pw == 0) {
+    /* a strided pointwise: each pixel's K bytes copied as they are, a run of an output row at a time
+     * (rows of up to 16 bytes: the load predicated, the store a whole vector spilling into what the
+     * next pixel's store writes; the buffer has 16 bytes of slack) */
+    const ptrdiff_t step = (ptrdiff_t)sw * xsw;
+    for (int32_t i = 0; i < np;) {
+      const int32_t n = OW - ow < np - i ? OW - ow : np - i;
+      const int8_t *xp = xn + (ptrdiff_t)ih0 * xsh + (ptrdiff_t)iw0 * xsw;
+      if (QC_IM2COL3 && K <= 32) {
+        qc_copy_run(xp, step, K, n, buf);
+        buf += (ptrdiff_t)n * K;
+      } else if (K <= 16) {
+        for (int32_t j = 0; j < n; j++, xp += step, buf += K) vst1q_s8(buf, vld1q_z_s8(xp, pr));
+      } else if (K <= 32) {
+        const mve_pred16_t p2 = vctp8q((uint32_t)(K - 16));
+        for (int32_t j = 0; j < n; j++, xp += step, buf += K) {
+          vst1q_s8(buf, vld1q_s8(xp));
+          vst1q_s8(buf + 16, vld1q_z_s8(xp + 16, p2));
+        }
+      } else {
+        for (int32_t j = 0; j < n; j++, xp += step, buf += K) qc_fill(buf, xp, K, 0);
+      }
+      i += n;
+      ow = 0; iw0 = -pw; ih0 += sh;
+    }
+    return;
+  }
   for (int32_t i = 0; i < np; i++, buf += K) {
     const int32_t ih = ih0, iw = iw0;
     if (QC_IM2COL3 && KH == 3 && row <= 16 && runs && iw >= 0 && ih >= 0 && ih + hspan < H && ow <= owl) {
@@ -145,6 +219,13 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
 
 #include "gemm_fused_mve.h"
 
+/* im2col pixels a chunk: QC_COLS bytes, and at most a tile's pixels for the two-phase GEMM (it takes
+ * QC_CPIX: a larger chunk takes more scratch for little) */
+static inline int32_t qc_chunk(int32_t K, bool tile) {
+  const int32_t n = K <= QC_COLS ? QC_COLS / K : 0;
+  return tile && n > QC_CPIX ? QC_CPIX : n;
+}
+
 /* false: not qconv_mve's shapes (no scratch); else where its scratch parts are (from shapes and int
  * arguments only: a path refused for its data plans them too) */
 CM_UNUSED static bool qc_parts_of(const qconv *c, qc_parts *pt) {
@@ -157,12 +238,20 @@ CM_UNUSED static bool qc_parts_of(const qconv *c, qc_parts *pt) {
   const bool tile = qt_range_ok(c, K), rows = c->y.sh == (ptrdiff_t)OW * c->y.sw;
   const bool flat = direct && c->sh == 1 && c->sw == 1 && c->x.sh == (ptrdiff_t)c->x.w * c->x.sw && rows &&
                     c->x.w == OW;
-  const int32_t chunk = QC_COLS / K, np = P < chunk ? P : chunk;
+  const int32_t chunk = qc_chunk(K, tile), np = P < chunk ? P : chunk;
   const bool cols = !direct || (tile && chunk > 0 && rows && !flat);
+  /* a GEMM call takes an im2col chunk's pixels (one group a pass), else a row's or the image's (several
+   * groups a pass where they are few: qt_cap) */
+  pt->cap = cols ? qt_cap_cols(chunk < P ? chunk : P) : qt_cap(P);
   pt->sums = O <= QC_MAXO ? QC_KS_BYTES(O) : 0u;
-  pt->wpad = pt->sums + (tile ? QT_S_BYTES(P < QT_PIX ? P : QT_PIX) : 0u);
+  pt->wpad = pt->sums + (tile ? QT_S_BYTES(pt->cap) : 0u);
   pt->cols = pt->wpad + (tile && (O & 3) && K <= 16 ? QT_WPAD : 0u);
-  pt->total = pt->cols + (cols ? (uint32_t)K * (uint32_t)np + 16u : 0u);
+  pt->wpk = pt->cols + (cols ? (uint32_t)K * (uint32_t)np + 16u : 0u);
+  pt->total = pt->wpk;
+  if (tile && K > 32 && K <= QT_WPK_K) {   /* a group's rows packed (qt_sums2x4w), 16-aligned */
+    pt->wpk = (pt->wpk + 15u) & ~15u;
+    pt->total = pt->wpk + QT_WPK_BYTES(K);
+  }
   return true;
 }
 
@@ -178,16 +267,19 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   if (c->depthwise || c->cpg != C || (c->x.sc != 1 && C != 1) || c->y.sc != 1 || K <= 0 || c->in_off < -127 ||
       c->in_off > 128)
     return false;
-  for (int32_t oc = 0; oc < O; oc++)
-    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
+  for (int32_t oc = 0; oc < O; oc += 4) {   /* cm_vec_requant_ok of every channel, four at a time */
+    const mve_pred16_t p = vctp32q((uint32_t)(O - oc));
+    const int32x4_t vm = vld1q_z_s32(c->mult + oc, p), vs = vld1q_z_s32(c->shift + oc, p);
+    if ((vcmpleq_n_s32(vm, 0) | vcmpgtq_n_s32(vs, -1) | vcmpltq_n_s32(vs, -31)) & p) return false;
+  }
   const bool direct = c->KH == 1 && c->KW == 1 && c->ph == 0 && c->pw == 0;  /* pointwise: no copy */
   qc_parts pt;
   if (!qc_parts_of(c, &pt) || (!c->scr && pt.total)) return false;   /* no scratch (a harness without a plan) */
   int8_t *const buf = c->scr + pt.cols;
   int32_t *const ks = (int32_t *)(void *)c->scr, *const sums = (int32_t *)(void *)(c->scr + pt.sums);
-  int8_t *const wpad = c->scr + pt.wpad;
-  const int32_t chunk = K <= QC_COLS ? QC_COLS / K : 0;
-  const int32_t OH = c->y.h, OW = c->y.w;
+  int8_t *const wpad = c->scr + pt.wpad, *const wpk = pt.total > pt.wpk ? c->scr + pt.wpk : NULL;
+  const int32_t chunk = qc_chunk(K, qt_range_ok(c, K));   /* as qc_parts_of planned it */
+  const int32_t OH = c->y.h, OW = c->y.w, cap = pt.cap;
   /* the whole image as one run of pixels: unit stride, rows back to back on both sides */
   const bool flat = direct && c->sh == 1 && c->sw == 1 && c->x.sh == (ptrdiff_t)c->x.w * c->x.sw &&
                     c->y.sh == (ptrdiff_t)OW * c->y.sw && c->x.w == OW;
@@ -196,7 +288,8 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   /* the channels' constants once per call: bias + in_off * sum(w), wrapping like the 32-bit accumulator */
   const bool asm_path = QC_ASM && O <= QC_MAXO, tile = qt_ok(c, K);  /* tile: gemm_tile_mve.h */
   const int32_t *tks = tile && O <= QC_MAXO ? ks : NULL;
-  for (int32_t oc = 0; tks && oc < O; oc += 4) qt_consts4(c, oc, O - oc < 4 ? O - oc : 4, K, ks + oc);
+  if (tks && O >= 4) qt_consts_groups(c, 0, O >> 2, K, ks);
+  if (tks && (O & 3)) qt_consts4(c, O & ~3, O & 3, K, ks + (O & ~3));
   for (int32_t o = 0; asm_path && !tile && o < O; o++)
     ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));
   for (int32_t n = 0; n < c->y.n; n++) {
@@ -205,7 +298,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
     if (tile && direct && (flat || chunk == 0 || c->y.sh != (ptrdiff_t)OW * c->y.sw)) {
       for (int32_t oh = 0; oh < (flat ? 1 : OH); oh++)
         qt_gemm(c, K, xn + (ptrdiff_t)oh * c->sh * c->x.sh, (ptrdiff_t)c->sw * c->x.sw, yn + (ptrdiff_t)oh * c->y.sh,
-                c->y.sw, flat ? OH * OW : OW, tks, sums, wpad);
+                c->y.sw, flat ? OH * OW : OW, tks, sums, wpad, cap, wpk);
       continue;
     }
     /* output rows back to back: chunks span rows (a strided pointwise too: its pixels packed, one GEMM
@@ -214,7 +307,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
       for (int32_t p0 = 0; p0 < OH * OW; p0 += chunk) {
         const int32_t np = OH * OW - p0 < chunk ? OH * OW - p0 : chunk;
         qc_im2col(c, xn, p0, np, buf);
-        qt_gemm(c, K, buf, K, yn + (ptrdiff_t)p0 * c->y.sw, c->y.sw, np, tks, sums, wpad);
+        qt_gemm(c, K, buf, K, yn + (ptrdiff_t)p0 * c->y.sw, c->y.sw, np, tks, sums, wpad, cap, wpk);
       }
       continue;
     }
@@ -244,7 +337,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
         }
         int8_t *yr = yn + (ptrdiff_t)oh * c->y.sh + (ptrdiff_t)ow0 * c->y.sw;
         if (tile && np > 0) {
-          qt_gemm(c, K, xs, xstep, yr, c->y.sw, np, tks, sums, wpad);
+          qt_gemm(c, K, xs, xstep, yr, c->y.sw, np, tks, sums, wpad, cap, wpk);
           continue;
         }
         if (asm_path && np > 0) {

@@ -1,21 +1,23 @@
 /* Private to firmware/kernels/cortex_m/ (included by cm_gemm.h): the two-phase Helium int8 GEMM, per
  * group of four output channels and tile of pixels:
- *  1. sums into the tile buffer ([pixel][4] int32), each starting at the channel's constant
- *     (bias + in_off * sum(w)): rows of K <= 16 bytes with the four weight rows held in q4-q7, two
- *     pixels a pass (qt_sums4); 17..32 bytes two channels' rows in q4-q7, four pixels a pass
- *     (qt_sums4x2); longer rows one pixel x four streamed weight rows a pass (qt_sums1x4);
+ *  1. sums into the tile buffer ([group][pixel][4] int32), each starting at the channel's constant
+ *     (bias + in_off * sum(w)). Whole groups go several a pass (gemm_groups_mve.h: 16 bytes of the four
+ *     weight rows held in q4-q7, two pixels a pass, longer rows in several passes; or, for rows over 32
+ *     bytes and passes of QT_WPK_MIN pixels or more, the group's rows packed and streamed two pixels x
+ *     four channels a pass). A last partial group or unaligned outputs go group by group (qt_gemm_from:
+ *     qt_sums4, qt_sums4x2, qt_sums1x4 below);
  *  2. requantisation with the pixels on the lanes (gemm_requant_mve.h): vld4 turns four pixels' sums
  *     around (one vector a channel), so the channel's multiplier and shift are scalars (vqrdmlah folds
  *     the round-half-away correction into the multiply: three instructions per four outputs), the
  *     narrows interleave the four channels into one word per pixel, one scatter store writes four pixels.
  * The clamp to [amin, amax] rides on the saturating narrows: (v + out_off - amin) saturated to uint8 is
- * clamp(v + out_off, amin, amin + 255) - amin; the upper bound is a vmin in uint8. Per output: ~2
- * instructions of sums (K <= 16) and ~2 of requantisation, where the fused pass (gemm_fused_mve.h)
- * spends ~6 on the pass bookkeeping and requantisation of two half-used vectors. */
+ * clamp(v + out_off, amin, amin + 255) - amin; the upper bound is a vmin in uint8 (a range of all int8: a
+ * signed saturating narrow). Per output: ~1.75 instructions of sums per 16 bytes of row and ~1.7 of
+ * requantisation. */
 #ifndef ET_CORTEX_M_GEMM_TILE_MVE_H
 #define ET_CORTEX_M_GEMM_TILE_MVE_H
 
-#define QT_PIX 128                    /* pixels of a tile */
+#define QT_PIX 256                    /* pixels of a tile */
 #define QT_SUMS (4 * (QT_PIX + 4))    /* int32 words of the tile's sums buffer (scratch): [pixel][4], the last
                                        * vld4 reads up to three pixels past the tile */
 
@@ -155,6 +157,46 @@ __attribute__((noinline)) static void qt_sums1x4(const int8_t *x, ptrdiff_t xs, 
  * (P0 set once), four vmladava; the eight sums go to words `half` and `half + 1` of S's [pixel][4]
  * (strd, post-incremented). 39 instructions per 8 outputs. k8: the two constants, four times; w0, w1:
  * the channels' rows; xs == 0 repeats one pixel (a last partial quad). */
+#define QT_4X2_ASM(QT_4X2_PIX) \
+  __asm__ volatile( \
+      "vctp.8 r4\n\t" \
+      "vldrb.u8 q4, [r0]\n\t" \
+      "vldrb.u8 q6, [r2]\n\t" \
+      "vpstt\n\t" \
+      "vldrbt.u8 q5, [r0, #16]\n\t" \
+      "vldrbt.u8 q7, [r2, #16]\n" \
+      "1:\n\t" \
+      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      QT_4X2_PIX \
+      "vmladava.s8 r0, q0, q4\n\t" \
+      "vmladava.s8 r0, q1, q5\n\t" \
+      "vmladava.s8 r2, q0, q6\n\t" \
+      "vmladava.s8 r2, q1, q7\n\t" \
+      QT_4X2_PIX \
+      "vmladava.s8 r4, q0, q4\n\t" \
+      "vmladava.s8 r4, q1, q5\n\t" \
+      "vmladava.s8 r6, q0, q6\n\t" \
+      "vmladava.s8 r6, q1, q7\n\t" \
+      QT_4X2_PIX \
+      "vmladava.s8 r8, q0, q4\n\t" \
+      "vmladava.s8 r8, q1, q5\n\t" \
+      "vmladava.s8 r10, q0, q6\n\t" \
+      "vmladava.s8 r10, q1, q7\n\t" \
+      QT_4X2_PIX \
+      "vmladava.s8 r12, q0, q4\n\t" \
+      "vmladava.s8 r12, q1, q5\n\t" \
+      "vmladava.s8 lr, q0, q6\n\t" \
+      "vmladava.s8 lr, q1, q7\n\t" \
+      "strd r0, r2, [r5], #16\n\t" \
+      "strd r4, r6, [r5], #16\n\t" \
+      "strd r8, r10, [r5], #16\n\t" \
+      "strd r12, lr, [r5], #16\n\t" \
+      "subs r9, r9, #1\n\t" \
+      "bne 1b" \
+      : "+r"(rx), "+r"(rs), "+r"(rn), "+r"(r0), "+r"(r2), "+r"(r4) \
+      : "r"(rxs), "r"(rk) \
+      : "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", \
+        "memory", "cc")
 __attribute__((noinline)) static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_t *w0,
                                                  const int8_t *w1, int32_t K, const int32_t *k8, int32_t *S) {
   register const int8_t *rx __asm__("r1") = x;
@@ -165,58 +207,18 @@ __attribute__((noinline)) static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, 
   register const int8_t *r0 __asm__("r0") = w0;
   register const int8_t *r2 __asm__("r2") = w1;
   register int32_t r4 __asm__("r4") = K - 16;
-  __asm__ volatile(
-      "vctp.8 r4\n\t"
-      "vldrb.u8 q4, [r0]\n\t"
-      "vldrb.u8 q6, [r2]\n\t"
-      "vpstt\n\t"
-      "vldrbt.u8 q5, [r0, #16]\n\t"
-      "vldrbt.u8 q7, [r2, #16]\n"
-      "1:\n\t"
-      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
-      "vldrb.u8 q0, [r1]\n\t"
-      "vpst\n\t"
-      "vldrbt.u8 q1, [r1, #16]\n\t"
-      "add r1, r1, r3\n\t"
-      "vmladava.s8 r0, q0, q4\n\t"
-      "vmladava.s8 r0, q1, q5\n\t"
-      "vmladava.s8 r2, q0, q6\n\t"
-      "vmladava.s8 r2, q1, q7\n\t"
-      "vldrb.u8 q0, [r1]\n\t"
-      "vpst\n\t"
-      "vldrbt.u8 q1, [r1, #16]\n\t"
-      "add r1, r1, r3\n\t"
-      "vmladava.s8 r4, q0, q4\n\t"
-      "vmladava.s8 r4, q1, q5\n\t"
-      "vmladava.s8 r6, q0, q6\n\t"
-      "vmladava.s8 r6, q1, q7\n\t"
-      "vldrb.u8 q0, [r1]\n\t"
-      "vpst\n\t"
-      "vldrbt.u8 q1, [r1, #16]\n\t"
-      "add r1, r1, r3\n\t"
-      "vmladava.s8 r8, q0, q4\n\t"
-      "vmladava.s8 r8, q1, q5\n\t"
-      "vmladava.s8 r10, q0, q6\n\t"
-      "vmladava.s8 r10, q1, q7\n\t"
-      "vldrb.u8 q0, [r1]\n\t"
-      "vpst\n\t"
-      "vldrbt.u8 q1, [r1, #16]\n\t"
-      "add r1, r1, r3\n\t"
-      "vmladava.s8 r12, q0, q4\n\t"
-      "vmladava.s8 r12, q1, q5\n\t"
-      "vmladava.s8 lr, q0, q6\n\t"
-      "vmladava.s8 lr, q1, q7\n\t"
-      "strd r0, r2, [r5], #16\n\t"
-      "strd r4, r6, [r5], #16\n\t"
-      "strd r8, r10, [r5], #16\n\t"
-      "strd r12, lr, [r5], #16\n\t"
-      "subs r9, r9, #1\n\t"
-      "bne 1b"
-      : "+r"(rx), "+r"(rs), "+r"(rn), "+r"(r0), "+r"(r2), "+r"(r4)
-      : "r"(rxs), "r"(rk)
-      : "r6", "r8", "r10", "r12", "lr", "d0", "d1", "d2", "d3", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
-        "memory", "cc");
+  if (K == 32)  /* whole rows: no predicate on the second load */
+    QT_4X2_ASM("vldrb.u8 q0, [r1]\n\t"
+               "vldrb.u8 q1, [r1, #16]\n\t"
+               "add r1, r1, r3\n\t");
+  else
+    QT_4X2_ASM("vldrb.u8 q0, [r1]\n\t"
+               "vpst\n\t"
+               "vldrbt.u8 q1, [r1, #16]\n\t"
+               "add r1, r1, r3\n\t");
 }
+#undef QT_4X2_ASM
+
 #else
 #define QT_ASM 0
 typedef struct { int32_t c[4]; const int8_t *w[4]; } qt_blk;
@@ -233,6 +235,7 @@ static void qt_sums4x2(const int8_t *x, ptrdiff_t xs, int32_t quads, const int8_
 }
 #endif
 
+#include "gemm_groups_mve.h"
 #include "gemm_requant_mve.h"
 
 /* k[i] = bias + in_off * sum(w) of channels oc .. oc+3 (past `live` the last one repeats), wrapping like
@@ -278,8 +281,108 @@ static inline bool qt_range_ok(const qconv *c, int32_t K) {   /* qt_ok from shap
          c->out_off <= 1024;
 }
 static inline bool qt_ok(const qconv *c, int32_t K) { return QT_ASM && qt_range_ok(c, K); }
+/* k[0 .. 4 groups) = the constants of channels oc.. (bias + in_off * sum(w), wrapping like the accumulator)
+ * for whole groups of four: the weight sums in asm (four rows at a time, 9 instructions per 64 bytes, the
+ * K & 15 tail predicated), then bias and offset folded on the lanes; ~60% of qt_consts4's instructions */
+static void qt_consts_groups(const qconv *c, int32_t oc, int32_t groups, int32_t K, int32_t *k) {
+#if QT_ASM
+  qt_ksums(c->w + (ptrdiff_t)oc * K, K, groups, k);
+  const int32_t io = c->in_off;
+  for (int32_t i = 0; i < 4 * groups; i += 4) {
+    const int32x4_t b = c->bias ? vld1q_s32(c->bias + oc + i) : vdupq_n_s32(0);
+    vst1q_s32(k + i, vmlaq_n_s32(b, vld1q_s32(k + i), io));
+  }
+#else
+  for (int32_t i = 0; i < groups; i++) qt_consts4(c, oc + 4 * i, 4, K, k + 4 * i);
+#endif
+}
+
+/* The sums buffer's pixels (scratch, QT_S_BYTES) for a call of P output pixels: a tile, and at least
+ * QT_GPIX so that short runs take several groups a pass (qt_gemm) */
+#define QT_GPIX 128
+#define QT_KC 64    /* channels whose constants a pass works out when the call has none (ks NULL) */
+static inline int32_t qt_cap(int32_t P) { return P < QT_GPIX ? QT_GPIX : P < QT_PIX ? P : QT_PIX; }
+/* the same for im2col chunks of n pixels: at least half as many (a chunk's scratch is the larger part) */
+static inline int32_t qt_cap_cols(int32_t n) { return n < QT_GPIX / 2 ? QT_GPIX / 2 : n; }
+
+
+/* channels from oc0 on, one group of four at a time */
+static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys,
+                         int32_t np, const int32_t *ks, int32_t *S, int8_t *wpad, int32_t oc0);
+/* The two-phase GEMM: whole groups of four channels (packed word stores; K <= 16 or K > 32) several
+ * groups a pass, as many as the sums buffer (cap pixels, qt_cap) holds for the run's pixels, the sums
+ * and the requantisation each one asm call a pass (qt_sums4g / qt_sums1x4g, qt_requant4g); the rest
+ * (a last partial group, rows of 17..32 bytes, unaligned outputs) group by group. */
 static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np,
-                    const int32_t *ks, int32_t *S, int8_t *wpad) {
+                    const int32_t *ks, int32_t *S, int8_t *wpad, int32_t cap, int8_t *wpk) {
+  const int32_t O = c->y.c;
+  const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
+  const int32_t O4 = QT_ASM && packed ? O & ~3 : 0;
+  if (O4 > 0) {
+    qt_out o __attribute__((aligned(16)));
+    int32_t kc[QT_KC] __attribute__((aligned(16)));
+    o.c16 = c->out_off - c->amin;
+    o.lo = c->amin;
+    vst1q_u8(o.d, vdupq_n_u8((uint8_t)(c->amax - c->amin)));
+    const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys);
+    for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
+      const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
+      int32_t G = cap / n;
+      if (!ks && G > QT_KC / 4) G = QT_KC / 4;
+      const int8_t *xp = x + (ptrdiff_t)p0 * xs;
+      int8_t *yp = y + (ptrdiff_t)p0 * ys;
+      for (int32_t oc = 0, g; oc < O4; oc += 4 * g) {
+        g = (O4 - oc) / 4 < G ? (O4 - oc) / 4 : G;
+        const int32_t *kk = ks ? ks + oc : kc;
+        if (!ks) qt_consts_groups(c, oc, g, K, kc);
+        const int8_t *w = c->w + (ptrdiff_t)oc * K;
+        if (K <= 32) {  /* rows of 17..32 bytes: their first 16 bytes, then the rest added (acc) */
+          qt_g4 gs;
+          vst1q_s32(gs.k8, vld1q_s32(kk));
+          vst1q_s32(gs.k8 + 4, vld1q_s32(kk));
+          gs.x0 = xp; gs.x1 = xp + xs; gs.pairs = n >> 1; gs.odd = n & 1; gs.gleft = g; gs.kp = kk + 4;
+          gs.w = w; gs.K = K; gs.Kl = K < 16 ? K : 16;
+          /* whole-vector loads may read past the run's last pixel when it is not the call's last */
+          qt_sums4g(&gs, 2 * xs, S, false, p0 + n < np);
+          if (K > 16) {
+            gs.x0 = xp + 16; gs.x1 = xp + xs + 16; gs.gleft = g; gs.kp = kk + 4; gs.w = w + 16; gs.Kl = K - 16;
+            qt_sums4g(&gs, 2 * xs, S, true, false);
+          }
+        } else if (wpk && n >= QT_WPK_MIN) {  /* the group's rows packed, two pixels a pass (qt_sums2x4w) */
+          qt_b24 b;
+          b.trips = K >> 4; b.wp = wpk; b.adj = (int32_t)(2 * xs) - 16 * (K >> 4); b.tail = K & 15;
+          for (int32_t i = 0; i < g; i++) {
+            qt_pack4(w + (ptrdiff_t)4 * i * K, K, wpk);
+            vst1q_s32(b.k8, vld1q_s32(kk + 4 * i));
+            vst1q_s32(b.k8 + 4, vld1q_s32(kk + 4 * i));
+            int32_t *Sg = S + 4 * n * i;
+            b.pairs = n >> 1;
+            if (n >= 2) qt_sums2x4w(xp, xp + xs, &b, Sg);
+            if (n & 1) {
+              const int8_t *xl = xp + (ptrdiff_t)(n - 1) * xs;
+              b.pairs = 1;
+              qt_sums2x4w(xl, xl, &b, Sg + 4 * (n - 1));
+            }
+          }
+        } else {
+          qt_blkg b;
+          vst1q_s32(b.b.c, vld1q_s32(kk));
+          for (int32_t i = 0; i < 4; i++) b.b.w[i] = w + (ptrdiff_t)i * K;
+          b.gleft = g; b.kp = kk + 4; b.wstep = 4 * K;
+          qt_sums1x4g(xp, xs, n, K, &b, S);
+        }
+        o.n4 = n >> 2; o.rem = n & 3; o.mp = c->mult + oc; o.sp = c->shift + oc; o.gleft = g; o.sg = S;
+        o.sstep = 16 * n;
+        vst1q_u32(o.yq, vaddq_n_u32(off, (uint32_t)(uintptr_t)(yp + oc)));
+        qt_requant4g(&o, (int32_t)ys);
+      }
+    }
+  }
+  if (O4 < O) qt_gemm_from(c, K, x, xs, y, ys, np, ks, S, wpad, O4);
+}
+
+static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys,
+                         int32_t np, const int32_t *ks, int32_t *S, int8_t *wpad, int32_t oc0) {
   const int32_t O = c->y.c;
   const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
   qt_out o __attribute__((aligned(16)));
@@ -290,7 +393,7 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
   const uint32x4_t wstep = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)K);
   qt_blk blk;
   int32_t k8[8];
-  for (int32_t oc = 0; oc < O; oc += 4) {
+  for (int32_t oc = oc0; oc < O; oc += 4) {
     const int32_t live = O - oc < 4 ? O - oc : 4;
     const int8_t *w = c->w + (ptrdiff_t)oc * K;
     const int32_t *mp = c->mult + oc, *sp = c->shift + oc;

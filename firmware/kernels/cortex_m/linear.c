@@ -7,6 +7,7 @@
 /* ---------------------------------------------------------------- linear */
 
 #ifdef CM_MVE
+#define QL_NB 192   /* output columns a block (sums on the stack: 4 * (QL_NB + 5) bytes); a multiple of 6 and 16 */
 /* Column constants without kernel sums: io * sum(w_n) + K*io*fo (+ bias), four columns from n
  * (rows past N repeat the last one). */
 static int32x4_t qlinear_cols(const int8_t *wd, const int32_t *bd, int32_t n, int32_t N, int32_t K, int32_t in_off,
@@ -49,6 +50,21 @@ CM_HOT static void dot5_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, 
     x += 16; w0 += 16; w1 += 16; w2 += 16; w3 += 16; w4 += 16;
   }
   d[0] = a0; d[1] = a1; d[2] = a2; d[3] = a3; d[4] = a4;
+}
+
+/* d[0..1] = x . w_i for two weight rows of length K > 0, the K % 16 remainder first as in dot5_s8 */
+CM_HOT static void dot2_s8(const int8_t *x, const int8_t *w0, const int8_t *w1, int32_t K, int32_t *d) {
+  const int32_t r = ((K - 1) & 15) + 1;
+  const mve_pred16_t p = vctp8q((uint32_t)r);
+  const int8x16_t vx = vld1q_z_s8(x, p);
+  int32_t a0 = vmladavq_s8(vx, vld1q_z_s8(w0, p)), a1 = vmladavq_s8(vx, vld1q_z_s8(w1, p));
+  x += r; w0 += r; w1 += r;
+  for (int32_t n = (K - r) >> 4; n > 0; n--, x += 16, w0 += 16, w1 += 16) {
+    const int8x16_t v = vld1q_s8(x);
+    a0 = vmladavaq_s8(a0, v, vld1q_s8(w0));
+    a1 = vmladavaq_s8(a1, v, vld1q_s8(w1));
+  }
+  d[0] = a0; d[1] = a1;
 }
 
 /* d[n] = x . w_n for 6 * groups rows (K apart, K > 0), in asm: six weight rows a pass over the input
@@ -148,21 +164,89 @@ CM_UNUSED static void qlin_dot6(const int8_t *x, const int8_t *w, int32_t K, int
 }
 #endif
 
-/* The Helium linear, per input row and block of up to 96 output columns: the dot products six
- * columns at a time (qlin_dot6), the rest five (columns past the block repeat its last one), then the
+/* n16 blocks of sixteen columns: sums d + kernel sums k requantised to y, in asm, 37 instructions a
+ * block (was ~56 four lanes at a time): vld4 deals a block's columns out as c, c+4, c+8, c+12 per
+ * vector, so the narrows (even lanes from one vector, odd from another) put them back in order; the
+ * clamp rides on the saturating narrows as in gemm_requant_mve.h ((v + out_off - amin) saturated to
+ * uint8, min amax - amin, + amin; exact for amin <= amax in int8 and |out_off| <= 1024). p: mult, shift,
+ * out_off - amin, amin, amax - amin. */
+#if QL_ASM
+__attribute__((noinline)) static void qlin_req16(const int32_t *d, const int32_t *k, int8_t *y, int32_t n16,
+                                                 const int32_t *p) {
+  register const int32_t *rd __asm__("r0") = d;
+  register const int32_t *rk __asm__("r1") = k;
+  register int8_t *ry __asm__("r2") = y;
+  register int32_t rn __asm__("r3") = n16;
+  register const int32_t *rp __asm__("r4") = p;
+  __asm__ volatile(
+      "ldm r4, {r4, r5, r6, r7, r8}\n\t"
+      "dls lr, r3\n"
+      "1:\n\t"
+      "vld40.32 {q0, q1, q2, q3}, [r0]\n\t"
+      "vld41.32 {q0, q1, q2, q3}, [r0]\n\t"
+      "vld42.32 {q0, q1, q2, q3}, [r0]\n\t"
+      "vld43.32 {q0, q1, q2, q3}, [r0]!\n\t"
+      "vld40.32 {q4, q5, q6, q7}, [r1]\n\t"
+      "vld41.32 {q4, q5, q6, q7}, [r1]\n\t"
+      "vld42.32 {q4, q5, q6, q7}, [r1]\n\t"
+      "vld43.32 {q4, q5, q6, q7}, [r1]!\n\t"
+      "vadd.i32 q0, q0, q4\n\t"
+      "vadd.i32 q1, q1, q5\n\t"
+      "vadd.i32 q2, q2, q6\n\t"
+      "vadd.i32 q3, q3, q7\n\t"
+      "vshr.s32 q4, q0, #31\n\t"
+      "vqrdmlah.s32 q4, q0, r4\n\t"
+      "vshr.s32 q5, q1, #31\n\t"
+      "vqrdmlah.s32 q5, q1, r4\n\t"
+      "vshr.s32 q6, q2, #31\n\t"
+      "vqrdmlah.s32 q6, q2, r4\n\t"
+      "vshr.s32 q7, q3, #31\n\t"
+      "vqrdmlah.s32 q7, q3, r4\n\t"
+      "vrshl.s32 q4, r5\n\t"
+      "vrshl.s32 q5, r5\n\t"
+      "vrshl.s32 q6, r5\n\t"
+      "vrshl.s32 q7, r5\n\t"
+      "vqmovnb.s32 q0, q4\n\t"
+      "vqmovnt.s32 q0, q6\n\t"
+      "vqmovnb.s32 q1, q5\n\t"
+      "vqmovnt.s32 q1, q7\n\t"
+      "vqadd.s16 q0, q0, r6\n\t"
+      "vqadd.s16 q1, q1, r6\n\t"
+      "vqmovunb.s16 q2, q0\n\t"
+      "vqmovunt.s16 q2, q1\n\t"
+      "vdup.8 q3, r8\n\t"
+      "vmin.u8 q2, q2, q3\n\t"
+      "vadd.i8 q2, q2, r7\n\t"
+      "vstrb.8 q2, [r2], #16\n\t"
+      "le lr, 1b"
+      : "+r"(rd), "+r"(rk), "+r"(ry), "+r"(rn), "+r"(rp)
+      :
+      : "r5", "r6", "r7", "r8", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11",
+        "d12", "d13", "d14", "d15", "memory");
+}
+#else
+static void qlin_req16(const int32_t *d, const int32_t *k, int8_t *y, int32_t n16, const int32_t *p) {
+  (void)d; (void)k; (void)y; (void)n16; (void)p;
+}
+#endif
+
+/* The Helium linear, per input row and block of up to QL_NB output columns: the dot products six
+ * columns at a time (qlin_dot6), the rest two or five (columns past the block repeat its last one), then the
  * column constants (kernel sums, or zero-point terms and bias) added and the block requantised four
  * lanes at a time.
  * Needs K > 0 and cm_vec_requant_ok(mult, shift). */
 static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, const int32_t *kd, int8_t *y,
                         int32_t M, int32_t N, int32_t K, int32_t in_off, int32_t f_off, int32_t out_off,
                         int32_t mult, int32_t shift, int32_t amin, int32_t amax) {
-  int32_t d[96 + 5];
+  int32_t d[QL_NB + 5] __attribute__((aligned(16)));
   const int32x4_t vlo = vdupq_n_s32(amin), vhi = vdupq_n_s32(amax);
+  const bool qr16 = amin >= -128 && amin <= amax && amax <= 127 && out_off >= -1024 && out_off <= 1024;
+  const int32_t rq[5] = {mult, shift, out_off - amin, amin, amax - amin};
   for (int32_t m = 0; m < M; m++, x += K, y += N) {
     /* f_off * sum(x): zero in the usual symmetric-weight case */
     const int32_t fx = f_off ? (int32_t)((uint32_t)f_off * (uint32_t)sum_s8(x, K)) : 0;
-    for (int32_t nb = 0; nb < N; nb += 96) {
-      const int32_t nn = N - nb < 96 ? N - nb : 96;
+    for (int32_t nb = 0; nb < N; nb += QL_NB) {
+      const int32_t nn = N - nb < QL_NB ? N - nb : QL_NB;
       const int8_t *wb = wd + (ptrdiff_t)nb * K;
       int32_t n5 = 0;
       if (QL_ASM && nn >= 12) {  /* six rows a pass, the rest below */
@@ -171,6 +255,11 @@ static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, co
       }
       for (const int8_t *w0 = wb + (ptrdiff_t)n5 * K; n5 + 5 <= nn; n5 += 5, w0 += 5 * (ptrdiff_t)K)
         dot5_s8(x, w0, w0 + K, w0 + 2 * K, w0 + 3 * K, w0 + 4 * K, K, d + n5);
+      if (nn - n5 == 1 || nn - n5 == 2) {  /* one or two rows left: a two-row pass */
+        const int8_t *w0 = wb + (ptrdiff_t)n5 * K;
+        dot2_s8(x, w0, nn - n5 == 2 ? w0 + K : w0, K, d + n5);
+        n5 = nn;
+      }
       for (int32_t n = n5; n < nn; n += 5) {  /* a last partial group: its missing rows repeat the last */
         const int32_t left = nn - n;
         const int8_t *w0 = wb + (ptrdiff_t)n * K, *w1 = left > 1 ? w0 + K : w0, *w2 = left > 2 ? w1 + K : w1,
@@ -178,10 +267,15 @@ static void qlinear_mve(const int8_t *x, const int8_t *wd, const int32_t *bd, co
         dot5_s8(x, w0, w1, w2, w3, w4, K, d + n);
       }
       if (kd) {
-        /* whole vectors unpredicated, the last partial one predicated (kd must not be read past N) */
+        /* 16 columns a pass (qlin_req16), whole vectors unpredicated, the last partial one predicated (kd
+         * must not be read past N) */
         const int32_t *kp = kd + nb;
         int8_t *yp = y + nb;
         int32_t n = 0;
+        if (QL_ASM && qr16 && fx == 0 && nn >= 16) {
+          qlin_req16(d, kp, yp, nn >> 4, rq);
+          n = nn & ~15;
+        }
         for (; n + 4 <= nn; n += 4) {
           /* wrapping sums, like the 32-bit accumulator of the reference */
           int32x4_t acc = vaddq_n_s32(vaddq_s32(vld1q_s32(d + n), vld1q_s32(kp + n)), fx);
