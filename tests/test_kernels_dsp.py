@@ -151,6 +151,31 @@ class M(torch.nn.Module):
                 F.relu6(self.l(v)), self.m(w), self.n(x), self.o(x), self.a(t), self.b(t), self.n(t),
                 F.relu(self.p(b)), self.q(b), self.j(v[:, :2, :3, :3]), self.k(v[:, :5, :2, :2]), self.r(x))
 """, [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 3, 3, 140), (1, 13, 25, 5), (1, 5, 21, 60)]),
+    # the 5x5 plane path (dsp_dwk.h): strides 1, 2, (2, 1) and (1, 2), padding 0, 1, 2 and asymmetric,
+    # channel counts 13, 5, 6, 3, 2 (quads and 1..3-channel tails), 300 channels on a small image, relu /
+    # relu6 ranges, a tall image (transposed), a 60-wide image (bands of rows), and a 120-wide one (over
+    # the planes' buffer: the pixel path)
+    "dsp_dw5": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(13, 13, 5, padding=2, groups=13)
+        self.b = torch.nn.Conv2d(13, 13, 5, stride=2, padding=2, groups=13)
+        self.c = torch.nn.Conv2d(13, 13, 5, groups=13, bias=False)
+        self.d = torch.nn.Conv2d(13, 13, 5, stride=2, padding=1, groups=13)
+        self.e = torch.nn.Conv2d(13, 13, 5, stride=(2, 1), padding=2, groups=13)
+        self.f = torch.nn.Conv2d(13, 13, 5, stride=(1, 2), padding=1, groups=13)
+        self.g = torch.nn.Conv2d(300, 300, 5, padding=2, groups=300)
+        self.h = torch.nn.Conv2d(300, 300, 5, stride=2, padding=2, groups=300)
+        self.k = torch.nn.Conv2d(5, 5, 5, padding=2, groups=5)
+        self.l = torch.nn.Conv2d(6, 6, 5, stride=2, padding=2, groups=6)
+        self.m = torch.nn.Conv2d(3, 3, 5, padding=(2, 0), groups=3)
+        self.n = torch.nn.Conv2d(2, 2, 5, padding=1, groups=2)
+    def forward(self, x, u, v, t, b, w):
+        return (self.a(x), F.relu(self.b(x)), self.c(x), F.relu6(self.d(x)), self.e(x), F.relu6(self.f(x)),
+                F.relu(self.g(u)), self.h(u), self.k(v[:, :5]), F.relu6(self.l(v)), self.m(v[:, 1:4]),
+                self.n(v[:, 4:6]), self.a(t), self.b(t), F.relu6(self.a(b)), self.b(b), self.k(w))
+""", [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 13, 25, 5), (1, 13, 14, 60), (1, 5, 7, 120)]),
     # the other int8 ops: quantize (of every input), residual adds (45 elements: the direct form; 693
     # and 1295: the tables; with relu), mul, average pools (global, padded, strided) and max pools, on odd
     # channel counts
