@@ -120,6 +120,19 @@ class M(torch.nn.Module):
         y = self.a(x)
         return y, self.b(F.relu(y)), F.relu6(self.c(y))
 """, (1, 901)),
+    # the one-column linear widened in chunks of 128 k with the rows' partial sums (dsp_gemm.h
+    # cm_dsp_gemv_chunks): K = 300 (two chunks and 44), N = 13 (a last pass of one row repeated) and 5 (relu6),
+    # two input rows; N = 130 takes the whole-row widening (fewer bytes than 130 partial sums)
+    "dsp_gemv_chunks": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(300, 13)
+        self.b = torch.nn.Linear(300, 5)
+        self.c = torch.nn.Linear(300, 130)
+    def forward(self, x):
+        return self.a(x), F.relu6(self.b(x)), self.c(F.relu(x))
+""", (2, 300)),
     # the 3x3 plane path (multiplier 1, dsp_dw3.h): channel counts 2, 3, 5, 6, 13 (quads and 1..3-channel
     # tails), strides 1, 2, (2, 1) and (1, 2), padding 0, 1, 2 and asymmetric, odd and even sizes, outputs
     # 1 to 4 wide (blocks of 4 that store fewer), relu/relu6 ranges; 300 channels on a small image; tall

@@ -21,7 +21,7 @@ from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
 _BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
-           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC", "CM_DSP_DWK_KMAX")
+           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_KCH", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC", "CM_DSP_DWK_KMAX")
 ISAS = ("mve", "dsp", "plain")
 
 
@@ -266,10 +266,14 @@ def _dsp_mm_ok(K: int, N: int, io: int, out_off: int, amin: int, amax: int, kmax
 
 
 def _dsp_mm_bytes(K: int, N: int, two: bool, col8: bool) -> int:
-    """dsp_gemm.h cm_dsp_mm_bytes: widened columns, a channel block's table, the padded last row, int8 im2col rows"""
-    k4 = (K + 3) >> 2
+    """dsp_gemm.h cm_dsp_mm_bytes: widened columns (one column: in chunks of CM_DSP_KCH k where those and the
+    N partial sums take fewer bytes, cm_dsp_chunked), a channel block's table, the padded last row, int8
+    im2col rows, the partial sums"""
+    k4, kch = (K + 3) >> 2, bounds()["CM_DSP_KCH"]
+    chunks = not two and K > kch and _a16(2 * kch) + _a16(4 * N) < _a16(2 * K)
     tab = 16 * min(N, bounds()["CM_DSP_NB"]) if two else 0
-    return _a16((16 if two else 8) * k4) + tab + (_a16(4 * k4) if K & 3 else 0) + (2 * _a16(K) if col8 else 0)
+    return (_a16((16 if two else 8) * (kch // 4 if chunks else k4)) + tab + (_a16(4 * k4) if K & 3 else 0)
+            + (2 * _a16(K) if col8 else 0) + (_a16(4 * N) if chunks else 0))
 
 
 def _dsp_convk(c: dict) -> int:

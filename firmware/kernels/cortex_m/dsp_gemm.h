@@ -19,6 +19,7 @@
 #define CM_DSP_KMAX 640   /* k of two widened columns (2.5 KB); one column (the gemv) takes 2 x that */
 #define CM_DSP_KCOL 256   /* k of the int8 im2col rows (dsp_conv.h, channels not a multiple of 4) */
 #define CM_DSP_NB 64      /* channels of a requantisation table block (1 KB) */
+#define CM_DSP_KCH 128    /* k of a chunk of the one-column GEMM's widened row (256 bytes), when chunks need less */
 
 /* one output channel: accumulator start (2 x (bias, or kernel sum)), multiplier, the rounding constant
  * with the output offset folded in (2^rs + out_off << (rs + 1)) and rs + 1 */
@@ -27,29 +28,40 @@ typedef struct {
 } cm_dsp_ch;
 
 /* The GEMM's planned scratch (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors cm_dsp_mm_bytes), in
- * 16-aligned parts: the widened columns (two: 16 bytes per 4 k; one: 8), the requantisation table of a
- * channel block (two columns), the last weight row zero-padded (K % 4), two pixels' int8 im2col rows
- * (col8: dsp_conv.h, channels not a multiple of 4) */
+ * 16-aligned parts: the widened columns (two: 16 bytes per 4 k; one: 8, or a chunk of CM_DSP_KCH k of it),
+ * the requantisation table of a channel block (two columns), the last weight row zero-padded (K % 4), two
+ * pixels' int8 im2col rows (col8: dsp_conv.h, channels not a multiple of 4), the partial sums of the N
+ * rows (one column in chunks) */
 typedef struct {
   uint32_t *x;        /* widened columns */
   cm_dsp_ch *tab;     /* requantisation of a channel block (CM_DSP_NB at most) */
   uint32_t *wlast;    /* the last weight row, zero-padded to a multiple of 4 */
   int8_t *col[2];     /* im2col rows of two pixels */
+  int32_t *part;      /* the rows' sums over the chunks so far (NULL: one chunk) */
+  int32_t kch;        /* k of a chunk */
 } cm_dsp_scratch;
 #define CM_DSP_A16(n) (((uint32_t)(n) + 15u) & ~15u)
+/* one column: widened in chunks of CM_DSP_KCH with N partial sums where that takes fewer bytes */
+static inline bool cm_dsp_chunked(int32_t K, int32_t N) {
+  return K > CM_DSP_KCH && CM_DSP_A16(2u * CM_DSP_KCH) + CM_DSP_A16(4u * (uint32_t)N) < CM_DSP_A16(2u * (uint32_t)K);
+}
 static inline uint32_t cm_dsp_mm_parts(int32_t K, int32_t N, bool two, bool col8, int8_t *p, cm_dsp_scratch *s) {
   const uint32_t k4 = (uint32_t)(K + 3) >> 2;
-  const uint32_t x = CM_DSP_A16((two ? 16u : 8u) * k4);
+  const bool chunks = !two && cm_dsp_chunked(K, N);
+  const uint32_t x = CM_DSP_A16((two ? 16u : 8u) * (chunks ? CM_DSP_KCH / 4 : k4));
   const uint32_t tab = two ? 16u * (uint32_t)(N < CM_DSP_NB ? N : CM_DSP_NB) : 0u;
   const uint32_t wl = (K & 3) ? CM_DSP_A16(4u * k4) : 0u, col = col8 ? CM_DSP_A16(K) : 0u;
+  const uint32_t part = chunks ? CM_DSP_A16(4u * (uint32_t)N) : 0u;
   if (s) {
     s->x = (uint32_t *)(void *)p;
     s->tab = (cm_dsp_ch *)(void *)(p + x);
     s->wlast = (uint32_t *)(void *)(p + x + tab);
     s->col[0] = p + x + tab + wl;
     s->col[1] = s->col[0] + col;
+    s->part = chunks ? (int32_t *)(void *)(p + x + tab + wl + 2u * col) : NULL;
+    s->kch = chunks ? CM_DSP_KCH : K;
   }
-  return x + tab + wl + 2u * col;
+  return x + tab + wl + 2u * col + part;
 }
 static inline uint32_t cm_dsp_mm_bytes(int32_t K, int32_t N, bool two, bool col8) {
   return cm_dsp_mm_parts(K, N, two, col8, NULL, NULL);
@@ -347,6 +359,46 @@ static inline int32_t cm_dsp_block(int32_t N, int32_t n0) {
   return left <= CM_DSP_NB ? left : left == CM_DSP_NB + 1 ? CM_DSP_NB - 1 : CM_DSP_NB;
 }
 
+/* cm_dsp_k4x1 on its own (its 13 registers want a frame of their own) */
+CM_UNUSED __attribute__((noinline)) static void cm_dsp_k4x1_call(const uint32_t *xb, const int8_t *const *w, int32_t k4,
+                                                                 int32_t *acc) {
+  cm_dsp_k4x1(xb, w[0], w[1], w[2], w[3], k4, acc);
+}
+
+/* The one-column GEMM over chunks of k (s->part: the N sums between chunks): 4 rows a pass as
+ * cm_dsp_gemv, a last pass of fewer rows repeating row N - 1 (no overlap: a row's sum is read and
+ * written once a chunk) */
+CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemv_chunks(const cm_dsp_mm *g, cm_dsp_scratch *s,
+                                                                   const int8_t *x, uint32_t io2, const int8_t *wl,
+                                                                   int8_t *y, ptrdiff_t ysn) {
+  const int32_t K = g->K, N = g->N, kch = s->kch;
+  const bool full = g->amin == -128 && g->amax == 127;
+  int32_t *const part = s->part;
+  for (int32_t k0 = 0; k0 < K; k0 += kch) {
+    const int32_t kc = K - k0 < kch ? K - k0 : kch, k4 = (kc + 3) >> 2;
+    const bool first = k0 == 0, last = k0 + kc == K;
+    cm_dsp_widen1(x + k0, kc, io2, s->x);
+    for (int32_t i = 0; i < N; i += 4) {
+      const int32_t n[4] = {i, i + 1 < N ? i + 1 : N - 1, i + 2 < N ? i + 2 : N - 1, i + 3 < N ? i + 3 : N - 1};
+      const int8_t *w[4];
+      int32_t acc[4];
+      for (int32_t j = 0; j < 4; j++) {
+        w[j] = (n[j] == N - 1 ? wl : g->w + (ptrdiff_t)n[j] * K) + k0;
+        acc[j] = first ? (g->init ? 2 * g->init[n[j]] : 0) : part[n[j]];
+      }
+      cm_dsp_k4x1_call(s->x, w, k4, acc);
+      if (!last) {
+        for (int32_t j = 0; j < 4; j++) part[n[j]] = acc[j];
+        continue;
+      }
+      for (int32_t j = 0; j < 4; j++) {
+        const cm_dsp_ch c = cm_dsp_ch_of(g, n[j]);
+        y[n[j] * ysn] = (int8_t)cm_dsp_rqv(acc[j], c.mult, c.add, c.rs1, g->amin, g->amax, full);
+      }
+    }
+  }
+}
+
 /* M rows one at a time on the one-column GEMM (linears: a batch is mostly one row; this keeps the
  * two-column code out of linear.c), row m at x + m * xs, outputs at y + m * ysm + n * ysn.
  * Needs cm_dsp_mm_ok(g, 2 * CM_DSP_KMAX). */
@@ -355,6 +407,10 @@ CM_UNUSED static void cm_dsp_mm_rows(const cm_dsp_mm *g, cm_dsp_scratch *s, cons
   const uint32_t io2 = ((uint32_t)g->io & 0xFFFFu) * 0x10001u;
   const int8_t *wl = cm_dsp_last_row(g, s);
   for (int32_t m = 0; m < M; m++) {
+    if (s->part) {
+      cm_dsp_gemv_chunks(g, s, x + (ptrdiff_t)m * xs, io2, wl, y + (ptrdiff_t)m * ysm, ysn);
+      continue;
+    }
     cm_dsp_widen1(x + (ptrdiff_t)m * xs, g->K, io2, s->x);
     cm_dsp_gemv(g, s->x, wl, y + (ptrdiff_t)m * ysm, ysn);
   }
