@@ -52,66 +52,57 @@ __attribute__((always_inline)) static inline int8_t cm_dwk_rq(int32_t a2, const 
 }
 
 /* one channel: nr output rows from its plane r (row pitch WP), nr x 4 x ceil(OW / 4) <= CM_DSP_DW3_ACC:
- * the MACs of every row into acc first, then their requantisation (fewer values live in each loop) */
+ * the MACs of every row into acc first, then their requantisation (fewer values live in each loop), each
+ * over all the rows in one asm loop */
 __attribute__((always_inline)) static inline void cm_dwk_rows(const int16_t *r, const cm_dwk_geo *g, int32_t nr,
                                                               const cm_dwk_ch *kc, int8_t *y, int32_t sw,
                                                               int32_t mode, int32_t out_off, int32_t amin,
                                                               int32_t amax, int32_t *acc) {
   const int32_t OW = g->OW, nblk = (OW + 3) / 4, n4 = 4 * nblk, ws = 2 * g->WP;
-  const ptrdiff_t rstep = (ptrdiff_t)g->sh * g->WP, ysh = g->ysh, ysw = g->ysw;
-  int32_t *o = acc;
-  for (int32_t i = 0; i < nr; i++, r += rstep, o += n4) cm_dwk_macs(r, ws, kc, nblk, g->K, sw, o);
+  const ptrdiff_t ysh = g->ysh, ysw = g->ysw;
+  cm_dwk_macs(r, ws, g->sh * ws, kc, nblk, nr, g->K, sw, acc);
   const cm_dwk_ch k = *kc;   /* a copy: int8 stores could alias *kc */
-  const int32_t *ar = acc;
 #ifdef __OPTIMIZE__
-  const uint32_t mn2 = ((uint32_t)amin & 0xFFFFu) * 0x10001u, mx2 = ((uint32_t)amax & 0xFFFFu) * 0x10001u;
-#endif
-  for (int32_t i = 0; i < nr; i++, y += ysh, ar += n4) {
+  if (mode == 0) {
+    /* 2 outputs a step: 16 instructions; an odd last output of a row on its own; between rows ap and y
+     * skip what the row's outputs did not take. (Mode 1, a clamp inside the int8 range, stays in C: the
+     * cortex_m quantizer gives fused activations the full range, so no exported program reaches it.) */
+    const int32_t pb = 8 * (OW >> 1), odd = OW & 1, apskip = 4 * (n4 - OW), yskip = (int32_t)(ysh - OW * ysw);
+    int32_t rows = nr, a, b, u, v;
+    const int32_t *ap = acc, *ape = acc + 2 * (OW >> 1);
     int8_t *yp = y;
-    const int32_t *ap = ar, *ae = ar + (OW & ~1);
-#ifdef __OPTIMIZE__
-    /* 2 outputs a step: 14 instructions, 20 with the activation clamp (both halves at once: PKHBT, then
-     * SSUB16 + SEL against min and max) */
-#define CM_DWK_RQ2(CLAMP)                                                                                    \
+#define CM_DWK_RQ2                                                                                           \
   "ldrd %[a], %[b], [%[ap]], #8\n\t"                                                                          \
   "smmulr %[a], %[a], %[m]\n\t" "smmulr %[b], %[b], %[m]\n\t"                                               \
   "add %[u], %[k], %[a], lsl #1\n\t" "add %[u], %[u], %[a], asr #31\n\t"                                    \
   "add %[v], %[k], %[b], lsl #1\n\t" "add %[v], %[v], %[b], asr #31\n\t"                                    \
   "asr %[u], %[u], %[rs]\n\t" "asr %[v], %[v], %[rs]\n\t"                                                   \
   "ssat %[u], #8, %[u]\n\t" "ssat %[v], #8, %[v]\n\t"                                                       \
-  CLAMP("pkhbt %[u], %[u], %[v], lsl #16\n\t" "ssub16 %[a], %[u], %[mn]\n\t" "sel %[u], %[u], %[mn]\n\t"    \
-        "ssub16 %[a], %[mx], %[u]\n\t" "sel %[u], %[u], %[mx]\n\t" "lsr %[v], %[u], #16\n\t", "")            \
   "strb %[u], [%[y]]\n\t" "strb %[v], [%[y], %[ys]]\n\t"                                                    \
   "add %[y], %[y], %[ys], lsl #1\n\t"
-#define CM_DWK_CLAMP(x, y) x
-#define CM_DWK_NOCLAMP(x, y) y
-    /* n pairs: an odd one first, then two a trip */
-    if (mode == 0 && OW >= 2) {
-      int32_t n = OW >> 1, a, b, u, v;
-      __asm__ volatile("tst %[n], #1\n\t" "beq 2f\n\t" CM_DWK_RQ2(CM_DWK_NOCLAMP)
-                       "2:\n\t" "asrs %[n], %[n], #1\n\t" "beq 3f\n\t"
-                       "1:\n\t" CM_DWK_RQ2(CM_DWK_NOCLAMP) CM_DWK_RQ2(CM_DWK_NOCLAMP)
-                       "subs %[n], %[n], #1\n\t" "bne 1b\n\t" "3:\n\t"
-                       : [ap] "+r"(ap), [y] "+r"(yp), [n] "+r"(n), [a] "=&r"(a), [b] "=&r"(b), [u] "=&r"(u),
-                         [v] "=&r"(v)
-                       : [m] "r"(k.mult), [k] "r"(k.k), [rs] "r"(k.rs1), [ys] "r"(ysw)
-                       : "cc", "memory");
-    } else if (mode == 1 && OW >= 2) {   /* 12 registers besides n: n lives on the stack */
-      int32_t n = OW >> 1, a, b, u, v;
-      __asm__ volatile("ldr %[a], %[n]\n\t" "tst %[a], #1\n\t" "beq 2f\n\t" CM_DWK_RQ2(CM_DWK_CLAMP)
-                       "2:\n\t" "ldr %[a], %[n]\n\t" "asrs %[a], %[a], #1\n\t" "str %[a], %[n]\n\t" "beq 3f\n\t"
-                       "1:\n\t" CM_DWK_RQ2(CM_DWK_CLAMP) CM_DWK_RQ2(CM_DWK_CLAMP)
-                       "ldr %[a], %[n]\n\t" "subs %[a], %[a], #1\n\t" "str %[a], %[n]\n\t" "bne 1b\n\t" "3:\n\t"
-                       : [ap] "+r"(ap), [y] "+r"(yp), [n] "+m"(n), [a] "=&r"(a), [b] "=&r"(b), [u] "=&r"(u),
-                         [v] "=&r"(v)
-                       : [m] "r"(k.mult), [k] "r"(k.k), [rs] "r"(k.rs1), [ys] "r"(ysw), [mn] "r"(mn2),
-                         [mx] "r"(mx2)
-                       : "cc", "memory");
-    }
+    __asm__ volatile("1:\n\t" "cmp %[ap], %[ape]\n\t" "beq 3f\n\t"
+                     "2:\n\t" CM_DWK_RQ2 "cmp %[ap], %[ape]\n\t" "bne 2b\n\t"
+                     "3:\n\t" "ldr %[a], %[odd]\n\t" "cmp %[a], #0\n\t" "beq 4f\n\t"
+                     "ldr %[a], [%[ap]], #4\n\t" "smmulr %[a], %[a], %[m]\n\t"
+                     "add %[u], %[k], %[a], lsl #1\n\t" "add %[u], %[u], %[a], asr #31\n\t"
+                     "asr %[u], %[u], %[rs]\n\t" "ssat %[u], #8, %[u]\n\t"
+                     "strb %[u], [%[y]]\n\t" "add %[y], %[y], %[ys]\n\t"
+                     "4:\n\t" "ldr %[a], %[apskip]\n\t" "add %[ap], %[ap], %[a]\n\t" "ldr %[a], %[yskip]\n\t"
+                     "add %[y], %[y], %[a]\n\t" "ldr %[a], %[pb]\n\t" "add %[ape], %[ap], %[a]\n\t"
+                     "ldr %[a], %[rows]\n\t" "subs %[a], %[a], #1\n\t" "str %[a], %[rows]\n\t" "bne 1b\n\t"
+                     : [ap] "+r"(ap), [ape] "+r"(ape), [y] "+r"(yp), [rows] "+m"(rows), [a] "=&r"(a), [b] "=&r"(b),
+                       [u] "=&r"(u), [v] "=&r"(v)
+                     : [m] "r"(k.mult), [k] "r"(k.k), [rs] "r"(k.rs1), [ys] "r"(ysw), [odd] "m"(odd),
+                       [apskip] "m"(apskip), [yskip] "m"(yskip), [pb] "m"(pb)
+                     : "cc", "memory");
 #undef CM_DWK_RQ2
-#undef CM_DWK_CLAMP
-#undef CM_DWK_NOCLAMP
+    return;
+  }
 #endif
+  const int32_t *ar = acc;
+  for (int32_t i = 0; i < nr; i++, y += ysh, ar += n4) {
+    int8_t *yp = y;
+    const int32_t *ap = ar, *ae = ar + (OW & ~1);
     for (; ap < ae; ap += 2, yp += 2 * ysw) {
       const int32_t v0 = ap[0], v1 = ap[1];
       yp[0] = cm_dwk_rq(v0, &k, mode, out_off, amin, amax);

@@ -97,30 +97,38 @@ static inline void cm_st32h(int16_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
 #define CM_DWK_ASM_OUT                                                                                       \
   : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [A] "=&r"(A), [B] "=&r"(B),            \
-    [l0] "=&r"(l0), [l2] "=&r"(l2), [p] "+r"(p), [o] "+r"(o)                                                 \
-  : [k] "r"(k), [ws] "r"(ws), [e] "r"(e)                                                                     \
-  : "memory"
-/* the tail of a block: the four sums stored, acc[4 b .. 4 b + 3] */
+    [l0] "=&r"(l0), [l2] "=&r"(l2), [p] "+r"(p), [o] "+r"(o), [e] "+r"(e)                                    \
+  : [k] "r"(k), [ws] "r"(ws), [skip] "m"(skip), [rowb] "m"(rowb), [fin] "m"(fin)                             \
+  : "cc", "memory")
+/* the tail of a block: the four sums stored, acc[4 b .. 4 b + 3]; at a row's end (o = e) p moves on to the
+ * next output row's plane row (skip bytes) and e to the end of its sums, until o reaches fin */
 #define CM_DWK_STORE "strd %[a2], %[a3], [%[o], #8]\n\t" "strd %[a0], %[a1], [%[o]], #16\n\t" \
-                     "cmp %[o], %[e]\n\t" "bne 1b\n\t"
+                     "cmp %[o], %[e]\n\t" "bne 1b\n\t"                                              \
+                     "ldr %[l0], %[skip]\n\t" "add %[p], %[p], %[l0]\n\t"                            \
+                     "ldr %[l0], %[rowb]\n\t" "add %[e], %[e], %[l0]\n\t"                            \
+                     "ldr %[l0], %[fin]\n\t" "cmp %[o], %[l0]\n\t" "bne 1b\n\t"
 /* 3x3: ROW (CM_DW3_S1_ROW or _S2_ROW) for the three kernel rows, STEP the bytes row 0 moves p by */
 #define CM_DW3_LOOP(ROW, STEP)                                                                               \
   __asm__ volatile("1:\n\t"                                                                                  \
                    ROW(CM_DW3_FIRST, "0", "[%[p]], #" STEP) "add %[p], %[p], %[ws]\n\t"                       \
                    ROW(CM_DW3_NEXT, "8", "[%[p], #-" STEP "]") "add %[p], %[p], %[ws]\n\t"                    \
                    ROW(CM_DW3_NEXT, "16", "[%[p], #-" STEP "]") "sub %[p], %[p], %[ws], lsl #1\n\t"           \
-                   CM_DWK_STORE CM_DWK_ASM_OUT)
+                   CM_DWK_STORE CM_DWK_ASM_OUT
 #endif
 
-/* the MACs of one output row, 4 outputs a block (nblk >= 1), into acc: 2 x (bias + the taps' sum), i.e.
- * bias2 + the doubled weights' sum; r: the row's first plane row (word-aligned), ws: the row pitch in bytes */
-__attribute__((always_inline)) static inline void cm_dwk_macs(const int16_t *r, int32_t ws, const cm_dwk_ch *kc,
-                                                              int32_t nblk, int32_t K, int32_t sw, int32_t *acc) {
+/* the MACs of nr output rows, 4 outputs a block (nblk >= 1 a row), into acc (a row's sums 4 nblk apart):
+ * 2 x (bias + the taps' sum), i.e. bias2 + the doubled weights' sum; r: the first row's first plane row
+ * (word-aligned), ws: the plane row pitch in bytes, rstep: the bytes between output rows' first plane rows */
+__attribute__((always_inline)) static inline void cm_dwk_macs(const int16_t *r, int32_t ws, int32_t rstep,
+                                                              const cm_dwk_ch *kc, int32_t nblk, int32_t nr, int32_t K,
+                                                              int32_t sw, int32_t *acc) {
 #ifdef __OPTIMIZE__
   if (K == 3 || K == 5) {
     const uint32_t *k = &kc->ab[0];
     const char *p = (const char *)r;
     int32_t *o = acc, *e = acc + 4 * nblk;
+    const int32_t skip = rstep - nblk * 8 * sw, rowb = 16 * nblk;   /* p moves 8 sw bytes a block */
+    const int32_t *const fin = acc + 4 * nblk * nr;
     int32_t a0, a1, a2, a3;
     uint32_t A, B, l0, l2;
     if (K == 3 && sw == 1)
@@ -135,7 +143,7 @@ __attribute__((always_inline)) static inline void cm_dwk_macs(const int16_t *r, 
                        CM_DW5_S1_ROW("32", "40", "[%[p], #-8]", "0", "4") "add %[p], %[p], %[ws]\n\t"
                        CM_DW5_S1_ROW("48", "56", "[%[p], #-8]", "0", "4") "add %[p], %[p], %[ws]\n\t"
                        CM_DW5_S1_ROW("64", "72", "[%[p], #-8]", "0", "4") "sub %[p], %[p], %[ws], lsl #2\n\t"
-                       CM_DWK_STORE CM_DWK_ASM_OUT);
+                       CM_DWK_STORE CM_DWK_ASM_OUT;
     else                /* row 0 steps p by 16, the others read from p - 16 */
       __asm__ volatile("1:\n\t"
                        "ldrd %[a0], %[a1], [%[k], #" CM_DWK_BIAS2 "]\n\t" "ldrd %[a2], %[a3], [%[k], #" CM_DWK_BIAS2 "]\n\t"
@@ -144,12 +152,13 @@ __attribute__((always_inline)) static inline void cm_dwk_macs(const int16_t *r, 
                        CM_DW5_S2_ROW("32", "44", "[%[p], #-16]", "-8", "0") "add %[p], %[p], %[ws]\n\t"
                        CM_DW5_S2_ROW("48", "60", "[%[p], #-16]", "-8", "0") "add %[p], %[p], %[ws]\n\t"
                        CM_DW5_S2_ROW("64", "76", "[%[p], #-16]", "-8", "0") "sub %[p], %[p], %[ws], lsl #2\n\t"
-                       CM_DWK_STORE CM_DWK_ASM_OUT);
+                       CM_DWK_STORE CM_DWK_ASM_OUT;
     return;
   }
 #endif
   const int32_t WP = ws / 2, m = K / 2, nw = K - 1;
-  for (int32_t b = 0; b < nblk; b++, r += 4 * sw) {
+  for (int32_t b = 0; b < nblk * nr; b++, r += 4 * sw) {
+    if (b && b % nblk == 0) r += rstep / 2 - nblk * 4 * sw;   /* the next output row */
     int32_t a[4] = {kc->bias2, kc->bias2, kc->bias2, kc->bias2};
     for (int32_t kr = 0; kr < K; kr++) {
       const int16_t *p = r + kr * WP;
