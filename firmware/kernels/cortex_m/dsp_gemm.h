@@ -359,43 +359,74 @@ static inline int32_t cm_dsp_block(int32_t N, int32_t n0) {
   return left <= CM_DSP_NB ? left : left == CM_DSP_NB + 1 ? CM_DSP_NB - 1 : CM_DSP_NB;
 }
 
-/* cm_dsp_k4x1 on its own (its 13 registers want a frame of their own) */
-CM_UNUSED __attribute__((noinline)) static void cm_dsp_k4x1_call(const uint32_t *xb, const int8_t *const *w, int32_t k4,
-                                                                 int32_t *acc) {
-  cm_dsp_k4x1(xb, w[0], w[1], w[2], w[3], k4, acc);
+/* one pass of the chunked one-column GEMM: rows n0..n3 (weights w0..w3 at the chunk), k4 groups of the
+ * widened chunk xb; the sums start from the rows' init (first chunk) or their partial sums, and go back to
+ * the partial sums, or (last chunk) are requantised into y */
+__attribute__((always_inline)) static inline void cm_dsp_pass4c(const cm_dsp_mm *g, const uint32_t *xb, int32_t k4,
+                                                                const int8_t *w0, const int8_t *w1, const int8_t *w2,
+                                                                const int8_t *w3, int32_t n0, int32_t n1, int32_t n2,
+                                                                int32_t n3, int32_t *part, bool first, bool last,
+                                                                int8_t *y, ptrdiff_t ysn, bool full) {
+  int32_t acc[4];
+  if (first) {
+    acc[0] = g->init ? 2 * g->init[n0] : 0; acc[1] = g->init ? 2 * g->init[n1] : 0;
+    acc[2] = g->init ? 2 * g->init[n2] : 0; acc[3] = g->init ? 2 * g->init[n3] : 0;
+  } else {
+    acc[0] = part[n0]; acc[1] = part[n1]; acc[2] = part[n2]; acc[3] = part[n3];
+  }
+  cm_dsp_k4x1(xb, w0, w1, w2, w3, k4, acc);
+  if (!last) {
+    part[n0] = acc[0]; part[n1] = acc[1]; part[n2] = acc[2]; part[n3] = acc[3];
+    return;
+  }
+  const cm_dsp_ch c0 = cm_dsp_ch_of(g, n0), c1 = cm_dsp_ch_of(g, n1), c2 = cm_dsp_ch_of(g, n2),
+                  c3 = cm_dsp_ch_of(g, n3);
+  const int32_t amin = g->amin, amax = g->amax;
+  const int32_t r0 = cm_dsp_rqv(acc[0], c0.mult, c0.add, c0.rs1, amin, amax, full);
+  const int32_t r1 = cm_dsp_rqv(acc[1], c1.mult, c1.add, c1.rs1, amin, amax, full);
+  const int32_t r2 = cm_dsp_rqv(acc[2], c2.mult, c2.add, c2.rs1, amin, amax, full);
+  const int32_t r3 = cm_dsp_rqv(acc[3], c3.mult, c3.add, c3.rs1, amin, amax, full);
+  y[n0 * ysn] = (int8_t)r0; y[n1 * ysn] = (int8_t)r1; y[n2 * ysn] = (int8_t)r2; y[n3 * ysn] = (int8_t)r3;
 }
 
-/* The one-column GEMM over chunks of k (s->part: the N sums between chunks): 4 rows a pass as
- * cm_dsp_gemv, a last pass of fewer rows repeating row N - 1 (no overlap: a row's sum is read and
- * written once a chunk) */
-CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemv_chunks(const cm_dsp_mm *g, cm_dsp_scratch *s,
-                                                                   const int8_t *x, uint32_t io2, const int8_t *wl,
-                                                                   int8_t *y, ptrdiff_t ysn) {
-  const int32_t K = g->K, N = g->N, kch = s->kch;
-  const bool full = g->amin == -128 && g->amax == 127;
-  int32_t *const part = s->part;
+/* All N rows over one chunk [k0, k0 + kc) of the widened xb, 4 a pass; the last pass takes the 1 to 4 rows
+ * left, repeating row N - 1 (no overlap with the pass before: each row's partial sum is read and written
+ * once a chunk), with wl for row N - 1. */
+__attribute__((always_inline)) static inline void cm_dsp_gemv_chunk_body(const cm_dsp_mm *g, const uint32_t *xb,
+                                                                         const int8_t *wl, int32_t k0, int32_t kc,
+                                                                         int32_t *part, bool first, bool last,
+                                                                         int8_t *y, ptrdiff_t ysn, bool full) {
+  const int32_t K = g->K, k4 = (kc + 3) >> 2, N = g->N;
+  const int8_t *w0 = g->w + k0;
+  int32_t i = 0;
+  for (; i + 4 < N; i += 4, w0 += 4 * (ptrdiff_t)K)
+    cm_dsp_pass4c(g, xb, k4, w0, w0 + K, w0 + 2 * K, w0 + 3 * K, i, i + 1, i + 2, i + 3, part, first, last, y, ysn,
+                  full);
+  const int32_t n0 = i, n1 = i + 1 < N ? i + 1 : N - 1, n2 = i + 2 < N ? i + 2 : N - 1, n3 = N - 1;
+  const int8_t *w = g->w + k0;
+  wl += k0;
+  cm_dsp_pass4c(g, xb, k4, n0 == n3 ? wl : w + (ptrdiff_t)n0 * K, n1 == n3 ? wl : w + (ptrdiff_t)n1 * K,
+                n2 == n3 ? wl : w + (ptrdiff_t)n2 * K, wl, n0, n1, n2, n3, part, first, last, y, ysn, full);
+}
+
+CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemv_chunk(const cm_dsp_mm *g, const uint32_t *xb,
+                                                                  const int8_t *wl, int32_t k0, int32_t kc,
+                                                                  int32_t *part, bool first, bool last, int8_t *y,
+                                                                  ptrdiff_t ysn) {
+  if (g->amin == -128 && g->amax == 127)
+    cm_dsp_gemv_chunk_body(g, xb, wl, k0, kc, part, first, last, y, ysn, true);
+  else
+    cm_dsp_gemv_chunk_body(g, xb, wl, k0, kc, part, first, last, y, ysn, false);
+}
+
+/* The one-column GEMM over chunks of k (s->part: the N rows' sums between chunks) */
+CM_UNUSED static void cm_dsp_gemv_chunks(const cm_dsp_mm *g, cm_dsp_scratch *s, const int8_t *x, uint32_t io2,
+                                         const int8_t *wl, int8_t *y, ptrdiff_t ysn) {
+  const int32_t K = g->K, kch = s->kch;
   for (int32_t k0 = 0; k0 < K; k0 += kch) {
-    const int32_t kc = K - k0 < kch ? K - k0 : kch, k4 = (kc + 3) >> 2;
-    const bool first = k0 == 0, last = k0 + kc == K;
+    const int32_t kc = K - k0 < kch ? K - k0 : kch;
     cm_dsp_widen1(x + k0, kc, io2, s->x);
-    for (int32_t i = 0; i < N; i += 4) {
-      const int32_t n[4] = {i, i + 1 < N ? i + 1 : N - 1, i + 2 < N ? i + 2 : N - 1, i + 3 < N ? i + 3 : N - 1};
-      const int8_t *w[4];
-      int32_t acc[4];
-      for (int32_t j = 0; j < 4; j++) {
-        w[j] = (n[j] == N - 1 ? wl : g->w + (ptrdiff_t)n[j] * K) + k0;
-        acc[j] = first ? (g->init ? 2 * g->init[n[j]] : 0) : part[n[j]];
-      }
-      cm_dsp_k4x1_call(s->x, w, k4, acc);
-      if (!last) {
-        for (int32_t j = 0; j < 4; j++) part[n[j]] = acc[j];
-        continue;
-      }
-      for (int32_t j = 0; j < 4; j++) {
-        const cm_dsp_ch c = cm_dsp_ch_of(g, n[j]);
-        y[n[j] * ysn] = (int8_t)cm_dsp_rqv(acc[j], c.mult, c.add, c.rs1, g->amin, g->amax, full);
-      }
-    }
+    cm_dsp_gemv_chunk(g, s->x, wl, k0, kc, s->part, k0 == 0, k0 + kc == K, y, ysn);
   }
 }
 
