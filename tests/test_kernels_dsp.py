@@ -166,8 +166,8 @@ class M(torch.nn.Module):
 """, [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 3, 3, 140), (1, 13, 25, 5), (1, 5, 21, 60)]),
     # the 5x5 plane path (dsp_dwk.h): strides 1, 2, (2, 1) and (1, 2), padding 0, 1, 2 and asymmetric,
     # channel counts 13, 5, 6, 3, 2 (quads and 1..3-channel tails), 300 channels on a small image, relu /
-    # relu6 ranges, a tall image (transposed), a 60-wide image (bands of rows), and a 120-wide one (over
-    # the planes' buffer: the pixel path)
+    # relu6 ranges, a tall image (transposed), a 60-wide image (bands of rows); the pixel path: a 120-wide
+    # image (over the planes' buffer) and inputs smaller than the kernel (3x4, 4x3: mostly padding)
     "dsp_dw5": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -187,7 +187,8 @@ class M(torch.nn.Module):
     def forward(self, x, u, v, t, b, w):
         return (self.a(x), F.relu(self.b(x)), self.c(x), F.relu6(self.d(x)), self.e(x), F.relu6(self.f(x)),
                 F.relu(self.g(u)), self.h(u), self.k(v[:, :5]), F.relu6(self.l(v)), self.m(v[:, 1:4]),
-                self.n(v[:, 4:6]), self.a(t), self.b(t), F.relu6(self.a(b)), self.b(b), self.k(w))
+                self.n(v[:, 4:6]), self.a(t), self.b(t), F.relu6(self.a(b)), self.b(b), self.k(w),
+                self.g(u[:, :, :3, :4]), self.k(w[:, :, :4, :3]))
 """, [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 13, 25, 5), (1, 13, 14, 60), (1, 5, 7, 120)]),
     # the other int8 ops: quantize (of every input), residual adds (45 elements: the direct form; 693
     # and 1295: the tables; with relu), mul, average pools (global, padded, strided) and max pools, on odd

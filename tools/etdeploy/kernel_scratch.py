@@ -332,6 +332,8 @@ def _dsp_dwk(c: dict) -> int | None:
     t = y["h"] > y["w"]
     W, OH, OW = (x["h"], y["w"], y["h"]) if t else (x["w"], y["h"], y["w"])
     sh, sw, pw = (c["sw"], c["sh"], c["ph"]) if t else (c["sh"], c["sw"], c["pw"])
+    if x["h"] < K and x["w"] < K:
+        return None
     blocks = (OW + 3) // 4
     WP = max(W + 2 * pw, blocks * 4 * sw + K - 1)
     WP += WP & 1

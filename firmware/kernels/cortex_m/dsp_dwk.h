@@ -208,6 +208,9 @@ static bool cm_dwk_geometry(const qconv *c, cm_dwk_geo *g) {
   g->ph = t ? c->pw : c->ph; g->pw = t ? c->ph : c->pw;
   g->xsh = t ? c->x.sw : c->x.sh; g->xsw = t ? c->x.sh : c->x.sw;
   g->ysh = t ? c->y.sw : c->y.sh; g->ysw = t ? c->y.sh : c->y.sw;
+  /* an input smaller than the kernel both ways (a 3x3 image under a 5x5 kernel): most taps are padding, which
+   * the pixel path (dsp_dw.h) skips and the planes would multiply */
+  if (g->H < K && g->W < K) return false;
   /* plane columns read: the padded input, and the last block of 4 outputs whole (+ its last word pair) */
   const int64_t blocks = ((int64_t)g->OW + 3) / 4, reach = blocks * 4 * g->sw + K - 1;
   int64_t WP = (int64_t)g->W + 2 * (int64_t)g->pw;
