@@ -5,7 +5,8 @@
  *    added, padded taps 0) packed as int16 tap pairs on the stack; 4 output channels a pass read one
  *    word of weights per tap (1HWO: the channels are contiguous), widened and paired (SXTB16,
  *    PKHBT/PKHTB): 4 SMLAD per tap pair and 4 channels;
- *  - multiplier 1, 3x3 or 5x5, strides 1-2, channels contiguous: int16 planes and SMLAD on tap pairs (dsp_dwk.h);
+ *  - multiplier 1, 3x3 or 5x5, strides 1-2, channels contiguous (not an input smaller than the kernel both
+ *    ways): int16 planes and SMLAD on tap pairs (dsp_dwk.h);
  *  - multiplier 1, other kernels, channels contiguous: pixel by pixel, 4 channels a pass (cm_dsp_dw_pix);
  *  - multiplier 1..3 otherwise: one output channel at a time, its taps' weights in locals, the input
  *    offset folded as offset x sum(weights) (interior pixels), the 3x3 window unrolled. */

@@ -6,9 +6,9 @@
  * (K - 1 words; row r at word r (K - 1)). An output starting at an even column e and one at e + 1:
  *   out(e)     = sum_i<m SMLAD(L_e+2i, A_i) + SMLABT(L_e+2m, B_m)
  *   out(e + 1) = SMLATB(L_e, A_0) + sum_1<=i<=m SMLAD(L_e+2i, B_i)
- * so stride 1 takes outputs in pairs (e, e + 1) and stride 2 every output in the even form: K + 1 MAC
- * instructions per output and kernel row, for 2K (stride 1) or K + ... MACs. 3x3 and 5x5 in asm, other odd
- * K (and -O0) in C with the same arithmetic. */
+ * so stride 1 takes outputs in pairs (e, e + 1) and stride 2 every output in the even form: m + 1 MAC
+ * instructions per output and kernel row (K MACs). 3x3 and 5x5 in asm (4 outputs a block, every output row
+ * of a channel in one loop), other odd K (and -O0) in C with the same arithmetic. */
 #ifndef ET_CORTEX_M_DSP_DWK_MAC_H
 #define ET_CORTEX_M_DSP_DWK_MAC_H
 
