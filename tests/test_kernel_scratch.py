@@ -158,7 +158,7 @@ def test_plan_covers_every_scratch_path_and_heads_the_pool(tmp_path):
     assert not any(_plan(pte, "host")[0])
     # DSP (dsp_gemm.h): two widened columns (16 bytes per 4 k) and a channel block's requantisation table
     # (16 bytes a channel) for the 3x3 (K = 144) and the pointwise (K = 24); the 3x3 depthwise's int16
-    # planes (4 channels x band rows x padded width) and its band's sums (dsp_dw3.h: 7x9 -> 9 rows of 14, 7
+    # planes (4 channels x band rows x padded width) and its band's sums (dsp_dwk.h: 7x9 -> 9 rows of 14, 7
     # rows of 3 blocks; 24x25 -> 15 rows of 30, 13 rows of 7 blocks); the one-channel depthwise as a dense
     # conv (K = 9): transposed weights (72 -> 80), two columns
     # (48), table (128), the zero-padded last weight row (16), two int8 im2col rows (2 x 16); the linear's
