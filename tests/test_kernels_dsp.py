@@ -133,7 +133,7 @@ class M(torch.nn.Module):
     def forward(self, x):
         return self.a(x), F.relu6(self.b(x)), self.c(F.relu(x))
 """, (2, 300)),
-    # the 3x3 plane path (multiplier 1, dsp_dw3.h): channel counts 2, 3, 5, 6, 13 (quads and 1..3-channel
+    # the 3x3 plane path (multiplier 1, dsp_dwk.h): channel counts 2, 3, 5, 6, 13 (quads and 1..3-channel
     # tails), strides 1, 2, (2, 1) and (1, 2), padding 0, 1, 2 and asymmetric, odd and even sizes, outputs
     # 1 to 4 wide (blocks of 4 that store fewer), relu/relu6 ranges; 300 channels on a small image; tall
     # images (run transposed); a 140-wide row (a band of 3 rows) and a 60-wide image (bands of 8 rows);
