@@ -89,6 +89,24 @@ def test_bounds_come_from_the_kernels_defines():
 
 
 @pytest.mark.unit
+def test_dsp_figures_for_chunked_rows_and_5x5_planes():
+    """The DSP one-column linear widens its row in chunks of CM_DSP_KCH k plus N partial sums only where that
+    is smaller (FC-AE's 640 -> 128: 256 + 512 bytes, not 1280; a 1280 -> 1000 classifier keeps its 2560-byte
+    row); the 5x5 plane depthwise holds K = 5 rows a band at least (12x12, padding 2: a band of all 12
+    output rows, 16 rows of 16 int16 per channel, 3 blocks of sums a row)."""
+    b = kernel_scratch.bounds()
+    assert b["CM_DSP_KCH"] == 128 and b["CM_DSP_DWK_KMAX"] == 5
+    assert kernel_scratch._dsp_mm_bytes(640, 128, False, False) == 256 + 512
+    assert kernel_scratch._dsp_mm_bytes(1280, 1000, False, False) == 2560
+    assert kernel_scratch._dsp_mm_bytes(128, 128, False, False) == 256
+    assert kernel_scratch._dsp_mm_bytes(640, 128, True, False) == 16 * 160 + 16 * 64   # two columns: unchanged
+    c = {"x": {"n": 1, "c": 72, "h": 12, "w": 12, "sc": 1}, "y": {"c": 72, "h": 12, "w": 12}, "KH": 5, "KW": 5,
+         "sh": 1, "sw": 1, "ph": 2, "pw": 2, "dh": 1, "dw": 1, "opg": 1}
+    assert kernel_scratch._dsp_dwk(c) == 8 * 16 * 16 + 16 * 12 * 3
+    assert kernel_scratch._dsp_dwk(dict(c, KH=7, KW=7)) is None and kernel_scratch._dsp_dwk(dict(c, KH=4, KW=4)) is None
+
+
+@pytest.mark.unit
 def test_arena_gaps_avoid_every_tensor_live_at_the_call():
     """Three calls over one 256-byte arena: x (input, whole method) at 0..63, a (out of call 0, read by 1) at
     64..127, b (out of call 1, the output) at 128..191, c (executorch's per-call scratch of call 1, bytes shared
@@ -140,7 +158,7 @@ def test_plan_covers_every_scratch_path_and_heads_the_pool(tmp_path):
     assert not any(_plan(pte, "host")[0])
     # DSP (dsp_gemm.h): two widened columns (16 bytes per 4 k) and a channel block's requantisation table
     # (16 bytes a channel) for the 3x3 (K = 144) and the pointwise (K = 24); the 3x3 depthwise's int16
-    # planes (4 channels x band rows x padded width) and its band's sums (dsp_dw3.h: 7x9 -> 9 rows of 14, 7
+    # planes (4 channels x band rows x padded width) and its band's sums (dsp_dwk.h: 7x9 -> 9 rows of 14, 7
     # rows of 3 blocks; 24x25 -> 15 rows of 30, 13 rows of 7 blocks); the one-channel depthwise as a dense
     # conv (K = 9): transposed weights (72 -> 80), two columns
     # (48), table (128), the zero-padded last weight row (16), two int8 im2col rows (2 x 16); the linear's

@@ -120,10 +120,24 @@ class M(torch.nn.Module):
         y = self.a(x)
         return y, self.b(F.relu(y)), F.relu6(self.c(y))
 """, (1, 901)),
-    # the 3x3 plane path (multiplier 1, dsp_dw3.h): channel counts 2, 3, 5, 6, 13 (quads and 1..3-channel
+    # the one-column linear widened in chunks of 128 k with the rows' partial sums (dsp_gemm.h
+    # cm_dsp_gemv_chunks): K = 300 (two chunks and 44), N = 13 (a last pass of one row repeated) and 5 (relu6),
+    # two input rows; N = 130 takes the whole-row widening (fewer bytes than 130 partial sums)
+    "dsp_gemv_chunks": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(300, 13)
+        self.b = torch.nn.Linear(300, 5)
+        self.c = torch.nn.Linear(300, 130)
+    def forward(self, x):
+        return self.a(x), F.relu6(self.b(x)), self.c(F.relu(x))
+""", (2, 300)),
+    # the 3x3 plane path (multiplier 1, dsp_dwk.h): channel counts 2, 3, 5, 6, 13 (quads and 1..3-channel
     # tails), strides 1, 2, (2, 1) and (1, 2), padding 0, 1, 2 and asymmetric, odd and even sizes, outputs
     # 1 to 4 wide (blocks of 4 that store fewer), relu/relu6 ranges; 300 channels on a small image; tall
-    # images (run transposed); a 140-wide row (a band of 3 rows) and a 60-wide image (bands of 8 rows)
+    # images (run transposed); a 140-wide row (a band of 3 rows) and a 60-wide image (bands of 8 rows);
+    # 1x1 and 1x2 outputs (no pair of outputs in a row, one pair)
     "dsp_dw3": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -149,8 +163,36 @@ class M(torch.nn.Module):
         return (self.a(x), F.relu(self.b(x)), self.c(x), self.d(x), F.relu6(self.e(x)), self.f(x),
                 F.relu(self.g(u)), self.h(u), self.j(v[:, 1:3]), self.k(v[:, 1:6]),
                 F.relu6(self.l(v)), self.m(w), self.n(x), self.o(x), self.a(t), self.b(t), self.n(t),
-                F.relu(self.p(b)), self.q(b), self.j(v[:, :2, :3, :3]), self.k(v[:, :5, :2, :2]), self.r(x))
+                F.relu(self.p(b)), self.q(b), self.j(v[:, :2, :3, :3]), self.k(v[:, :5, :2, :2]), self.r(x),
+                self.c(x[:, :, :3, :3]), self.c(x[:, :, :3, :4]))
 """, [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 3, 3, 140), (1, 13, 25, 5), (1, 5, 21, 60)]),
+    # the 5x5 plane path (dsp_dwk.h): strides 1, 2, (2, 1) and (1, 2), padding 0, 1, 2 and asymmetric,
+    # channel counts 13, 5, 6, 3, 2 (quads and 1..3-channel tails), 300 channels on a small image, relu /
+    # relu6 ranges, a tall image (transposed), a 60-wide image (bands of rows); the pixel path: a 120-wide
+    # image (over the planes' buffer) and inputs smaller than the kernel (3x4, 4x3: mostly padding); 1x1
+    # and 2x1 outputs (transposed: one output row of 2)
+    "dsp_dw5": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(13, 13, 5, padding=2, groups=13)
+        self.b = torch.nn.Conv2d(13, 13, 5, stride=2, padding=2, groups=13)
+        self.c = torch.nn.Conv2d(13, 13, 5, groups=13, bias=False)
+        self.d = torch.nn.Conv2d(13, 13, 5, stride=2, padding=1, groups=13)
+        self.e = torch.nn.Conv2d(13, 13, 5, stride=(2, 1), padding=2, groups=13)
+        self.f = torch.nn.Conv2d(13, 13, 5, stride=(1, 2), padding=1, groups=13)
+        self.g = torch.nn.Conv2d(300, 300, 5, padding=2, groups=300)
+        self.h = torch.nn.Conv2d(300, 300, 5, stride=2, padding=2, groups=300)
+        self.k = torch.nn.Conv2d(5, 5, 5, padding=2, groups=5)
+        self.l = torch.nn.Conv2d(6, 6, 5, stride=2, padding=2, groups=6)
+        self.m = torch.nn.Conv2d(3, 3, 5, padding=(2, 0), groups=3)
+        self.n = torch.nn.Conv2d(2, 2, 5, padding=1, groups=2)
+    def forward(self, x, u, v, t, b, w):
+        return (self.a(x), F.relu(self.b(x)), self.c(x), F.relu6(self.d(x)), self.e(x), F.relu6(self.f(x)),
+                F.relu(self.g(u)), self.h(u), self.k(v[:, :5]), F.relu6(self.l(v)), self.m(v[:, 1:4]),
+                self.n(v[:, 4:6]), self.a(t), self.b(t), F.relu6(self.a(b)), self.b(b), self.k(w),
+                self.g(u[:, :, :3, :4]), self.k(w[:, :, :4, :3]), self.c(x[:, :, :5, :5]), self.c(x[:, :, :6, :5]))
+""", [(1, 13, 11, 10), (1, 300, 4, 5), (1, 6, 9, 8), (1, 13, 25, 5), (1, 13, 14, 60), (1, 5, 7, 120)]),
     # the other int8 ops: quantize (of every input), residual adds (45 elements: the direct form; 693
     # and 1295: the tables; with relu), mul, average pools (global, padded, strided) and max pools, on odd
     # channel counts

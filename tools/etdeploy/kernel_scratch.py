@@ -20,8 +20,14 @@ from .errors import BakeError
 from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
-_BOUNDS = ("QC_COLS", "QC_CPIX", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
-           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
+_BOUNDS = (
+    "QC_COLS", "QC_CPIX", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K",                     # M55 GEMM
+    "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",        # M55 depthwise
+    "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS",
+    "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_KCH",                              # DSP GEMM
+    "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C",                         # DSP depthwise
+    "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC", "CM_DSP_DWK_KMAX",
+)
 ISAS = ("mve", "dsp", "plain")
 
 
@@ -273,10 +279,14 @@ def _dsp_mm_ok(K: int, N: int, io: int, out_off: int, amin: int, amax: int, kmax
 
 
 def _dsp_mm_bytes(K: int, N: int, two: bool, col8: bool) -> int:
-    """dsp_gemm.h cm_dsp_mm_bytes: widened columns, a channel block's table, the padded last row, int8 im2col rows"""
-    k4 = (K + 3) >> 2
+    """dsp_gemm.h cm_dsp_mm_bytes: widened columns (one column: in chunks of CM_DSP_KCH k where those and the
+    N partial sums take fewer bytes, cm_dsp_chunked), a channel block's table, the padded last row, int8
+    im2col rows, the partial sums"""
+    k4, kch = (K + 3) >> 2, bounds()["CM_DSP_KCH"]
+    chunks = not two and K > kch and _a16(2 * kch) + _a16(4 * N) < _a16(2 * K)
     tab = 16 * min(N, bounds()["CM_DSP_NB"]) if two else 0
-    return _a16((16 if two else 8) * k4) + tab + (_a16(4 * k4) if K & 3 else 0) + (2 * _a16(K) if col8 else 0)
+    return (_a16((16 if two else 8) * (kch // 4 if chunks else k4)) + tab + (_a16(4 * k4) if K & 3 else 0)
+            + (2 * _a16(K) if col8 else 0) + (_a16(4 * N) if chunks else 0))
 
 
 def _dsp_convk(c: dict) -> int:
@@ -325,32 +335,34 @@ def dsp_linear(args: list) -> int:
     return _dsp_mm_bytes(K, N, False, False)
 
 
-def _dsp_dw3(c: dict) -> int | None:
-    """dsp_dw3.h cm_dw3_geometry + cm_dw3_scratch_bytes: 4 channels' int16 planes of one band (the longer
-    output side as rows), then the band's sums; None where the 3x3 plane path does not take the shapes."""
-    b, x, y = bounds(), c["x"], c["y"]
-    if (c["opg"] != 1 or x["sc"] != 1 or c["KH"] != 3 or c["KW"] != 3 or c["dh"] != 1 or c["dw"] != 1
-            or c["sh"] not in (1, 2) or c["sw"] not in (1, 2) or y["c"] < 1):
+def _dsp_dwk(c: dict) -> int | None:
+    """dsp_dwk.h cm_dwk_geometry + cm_dwk_scratch_bytes: 4 channels' int16 planes of one band (the longer
+    output side as rows), then the band's sums; None where the KxK plane path does not take the shapes."""
+    b, x, y, K = bounds(), c["x"], c["y"], c["KH"]
+    if (c["opg"] != 1 or x["sc"] != 1 or K != c["KW"] or not 3 <= K <= b["CM_DSP_DWK_KMAX"] or K % 2 == 0
+            or c["dh"] != 1 or c["dw"] != 1 or c["sh"] not in (1, 2) or c["sw"] not in (1, 2) or y["c"] < 1):
         return None
     t = y["h"] > y["w"]
     W, OH, OW = (x["h"], y["w"], y["h"]) if t else (x["w"], y["h"], y["w"])
     sh, sw, pw = (c["sw"], c["sh"], c["ph"]) if t else (c["sh"], c["sw"], c["pw"])
-    blocks = (OW + 3) // 4
-    WP = max(W + 2 * pw, blocks * 4 * sw + 2)
-    WP += WP & 1
-    if WP * 4 * 3 > b["CM_DSP_DW3_BUF"] or blocks * 4 > b["CM_DSP_DW3_ACC"]:
+    if x["h"] < K and x["w"] < K:
         return None
-    nb = min((b["CM_DSP_DW3_BUF"] // (WP * 4) - 3) // sh + 1, b["CM_DSP_DW3_ACC"] // (blocks * 4), OH)
-    return 8 * ((nb - 1) * sh + 3) * WP + 16 * nb * blocks
+    blocks = (OW + 3) // 4
+    WP = max(W + 2 * pw, blocks * 4 * sw + K - 1)
+    WP += WP & 1
+    if WP * 4 * K > b["CM_DSP_DW3_BUF"] or blocks * 4 > b["CM_DSP_DW3_ACC"]:
+        return None
+    nb = min((b["CM_DSP_DW3_BUF"] // (WP * 4) - K) // sh + 1, b["CM_DSP_DW3_ACC"] // (blocks * 4), OH)
+    return 8 * ((nb - 1) * sh + K) * WP + 16 * nb * blocks
 
 
 def dsp_dw(c: dict) -> int:
-    """dsp_dw.h cm_dsp_dw_scratch: the 3x3 plane path's (dsp_dw3.h), else the 3x3 per-channel path's folded
+    """dsp_dw.h cm_dsp_dw_scratch: the KxK plane path's (dsp_dwk.h), else the 3x3 per-channel path's folded
     biases."""
     b, T, O = bounds(), c["KH"] * c["KW"], c["y"]["c"]
     if not 1 <= T <= b["CM_DSP_DW_TAPS"] or c["opg"] >= 4:
         return 0
-    d3 = _dsp_dw3(c)
+    d3 = _dsp_dwk(c)
     if d3 is not None:
         return d3
     if not (c["opg"] == 1 and c["x"]["sc"] == 1 and c["x"]["c"] >= 4):

@@ -93,6 +93,23 @@ CM_DSP_NO_LIBCALL static inline void cm_dsp_fill(int8_t *d, int8_t v, int32_t n)
 CM_DSP_NO_LIBCALL static void cm_dsp_im2col8(const qconv *c, const int8_t *xn, int32_t oh, int32_t ow, int8_t *col) {
   const int32_t C = c->x.c, KH = c->KH, KW = c->KW, run = KW * C, ih0 = oh * c->sh - c->ph, iw0 = ow * c->sw - c->pw;
   const int8_t pad = (int8_t)-c->in_off;
+  const ptrdiff_t xsh = c->x.sh;
+  if (c->dw == 1 && iw0 >= 0 && iw0 + KW <= c->x.w && ih0 >= 0 && ih0 + (KH - 1) * c->dh < c->x.h) {
+    /* an interior pixel (most of them): a run of KW x C bytes a kernel row, in words */
+    const int8_t *xr = xn + (ptrdiff_t)ih0 * xsh + (ptrdiff_t)iw0 * C;
+    const ptrdiff_t step = (ptrdiff_t)c->dh * xsh;
+    const int32_t nw = run >> 2, nb = run & 3;
+    for (int32_t kh = 0; kh < KH; kh++, col += run, xr += step) {
+      int8_t *d = col;
+      const int8_t *sp = xr;
+      for (int32_t i = 0; i < nw; i++, d += 4, sp += 4) {
+        const uint32_t v = cm_ld32(sp);
+        memcpy(d, &v, 4);
+      }
+      for (int32_t i = 0; i < nb; i++) d[i] = sp[i];
+    }
+    return;
+  }
   int32_t kw0, kw1;
   tap_range(iw0, KW, c->dw, c->x.w, &kw0, &kw1);
   for (int32_t kh = 0; kh < KH; kh++, col += run) {

@@ -5,13 +5,14 @@
  *    added, padded taps 0) packed as int16 tap pairs on the stack; 4 output channels a pass read one
  *    word of weights per tap (1HWO: the channels are contiguous), widened and paired (SXTB16,
  *    PKHBT/PKHTB): 4 SMLAD per tap pair and 4 channels;
- *  - multiplier 1, 3x3, strides 1-2, channels contiguous: int16 planes and SMLAD on tap pairs (dsp_dw3.h);
+ *  - multiplier 1, 3x3 or 5x5, strides 1-2, channels contiguous (not an input smaller than the kernel both
+ *    ways): int16 planes and SMLAD on tap pairs (dsp_dwk.h);
  *  - multiplier 1, other kernels, channels contiguous: pixel by pixel, 4 channels a pass (cm_dsp_dw_pix);
  *  - multiplier 1..3 otherwise: one output channel at a time, its taps' weights in locals, the input
  *    offset folded as offset x sum(weights) (interior pixels), the 3x3 window unrolled. */
 #ifndef ET_CORTEX_M_DSP_DW_H
 #define ET_CORTEX_M_DSP_DW_H
-#include "dsp_dw3.h"
+#include "dsp_dwk.h"
 
 #define CM_DSP_DW_TAPS 64   /* the stack window: 32 words */
 #define CM_DSP_DW_C 256     /* channels of the per-call constants (planned scratch, 1 KB at most) */
@@ -263,15 +264,15 @@ __attribute__((noinline)) static void cm_dsp_dw_pix(const qconv *c, const int8_t
     }
 }
 
-/* Planned scratch of cm_dsp_dw (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): the 3x3 plane
- * path's planes and sums (cm_dw3_scratch_bytes), else the 3x3 per-channel path's folded biases (bias +
+/* Planned scratch of cm_dsp_dw (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): the KxK plane
+ * path's planes and sums (cm_dwk_scratch_bytes), else the 3x3 per-channel path's folded biases (bias +
  * offset x sum of the 9 weights). A one-channel input is dsp_conv.h's (cm_dsp_dw_as_conv_scratch). */
 #define CM_DSP_DW_BFULL_BYTES(c) ((c)->KH == 3 && (c)->KW == 3 && (c)->y.c <= CM_DSP_DW_C ? 4u * (uint32_t)(c)->y.c : 0u)
 static uint32_t cm_dsp_dw_scratch(const qconv *c) {
   const int32_t T = c->KH * c->KW;
   if (T > CM_DSP_DW_TAPS || T < 1 || c->opg >= 4) return 0;
-  cm_dw3_geo g;
-  if (cm_dw3_geometry(c, &g)) return cm_dw3_scratch_bytes(&g);
+  cm_dwk_geo g;
+  if (cm_dwk_geometry(c, &g)) return cm_dwk_scratch_bytes(&g);
   if (!(c->opg == 1 && c->x.sc == 1 && c->x.c >= 4)) return 0;
   return CM_DSP_DW_BFULL_BYTES(c);
 }
@@ -284,10 +285,10 @@ static bool cm_dsp_dw(const qconv *c, const int8_t *x, int8_t *y) {
     cm_dsp_dw_mult(c, x, y);
     return true;
   }
-  cm_dw3_geo g;
-  if (cm_dw3_geometry(c, &g)) {
+  cm_dwk_geo g;
+  if (cm_dwk_geometry(c, &g)) {
     if (!c->scr) return false;   /* no scratch (a harness without a plan): the portable code */
-    cm_dsp_dw3(c, &g, x, y);
+    cm_dsp_dwk(c, &g, x, y);
     return true;
   }
   if (c->opg == 1 && c->x.sc == 1 && c->x.c >= 4) {

@@ -19,6 +19,7 @@
 #define CM_DSP_KMAX 640   /* k of two widened columns (2.5 KB); one column (the gemv) takes 2 x that */
 #define CM_DSP_KCOL 256   /* k of the int8 im2col rows (dsp_conv.h, channels not a multiple of 4) */
 #define CM_DSP_NB 64      /* channels of a requantisation table block (1 KB) */
+#define CM_DSP_KCH 128    /* k of a chunk of the one-column GEMM's widened row (256 bytes), when chunks need less */
 
 /* one output channel: accumulator start (2 x (bias, or kernel sum)), multiplier, the rounding constant
  * with the output offset folded in (2^rs + out_off << (rs + 1)) and rs + 1 */
@@ -27,29 +28,40 @@ typedef struct {
 } cm_dsp_ch;
 
 /* The GEMM's planned scratch (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors cm_dsp_mm_bytes), in
- * 16-aligned parts: the widened columns (two: 16 bytes per 4 k; one: 8), the requantisation table of a
- * channel block (two columns), the last weight row zero-padded (K % 4), two pixels' int8 im2col rows
- * (col8: dsp_conv.h, channels not a multiple of 4) */
+ * 16-aligned parts: the widened columns (two: 16 bytes per 4 k; one: 8, or a chunk of CM_DSP_KCH k of it),
+ * the requantisation table of a channel block (two columns), the last weight row zero-padded (K % 4), two
+ * pixels' int8 im2col rows (col8: dsp_conv.h, channels not a multiple of 4), the partial sums of the N
+ * rows (one column in chunks) */
 typedef struct {
   uint32_t *x;        /* widened columns */
   cm_dsp_ch *tab;     /* requantisation of a channel block (CM_DSP_NB at most) */
   uint32_t *wlast;    /* the last weight row, zero-padded to a multiple of 4 */
   int8_t *col[2];     /* im2col rows of two pixels */
+  int32_t *part;      /* the rows' sums over the chunks so far (NULL: one chunk) */
+  int32_t kch;        /* k of a chunk */
 } cm_dsp_scratch;
 #define CM_DSP_A16(n) (((uint32_t)(n) + 15u) & ~15u)
+/* one column: widened in chunks of CM_DSP_KCH with N partial sums where that takes fewer bytes */
+static inline bool cm_dsp_chunked(int32_t K, int32_t N) {
+  return K > CM_DSP_KCH && CM_DSP_A16(2u * CM_DSP_KCH) + CM_DSP_A16(4u * (uint32_t)N) < CM_DSP_A16(2u * (uint32_t)K);
+}
 static inline uint32_t cm_dsp_mm_parts(int32_t K, int32_t N, bool two, bool col8, int8_t *p, cm_dsp_scratch *s) {
   const uint32_t k4 = (uint32_t)(K + 3) >> 2;
-  const uint32_t x = CM_DSP_A16((two ? 16u : 8u) * k4);
+  const bool chunks = !two && cm_dsp_chunked(K, N);
+  const uint32_t x = CM_DSP_A16((two ? 16u : 8u) * (chunks ? CM_DSP_KCH / 4 : k4));
   const uint32_t tab = two ? 16u * (uint32_t)(N < CM_DSP_NB ? N : CM_DSP_NB) : 0u;
   const uint32_t wl = (K & 3) ? CM_DSP_A16(4u * k4) : 0u, col = col8 ? CM_DSP_A16(K) : 0u;
+  const uint32_t part = chunks ? CM_DSP_A16(4u * (uint32_t)N) : 0u;
   if (s) {
     s->x = (uint32_t *)(void *)p;
     s->tab = (cm_dsp_ch *)(void *)(p + x);
     s->wlast = (uint32_t *)(void *)(p + x + tab);
     s->col[0] = p + x + tab + wl;
     s->col[1] = s->col[0] + col;
+    s->part = chunks ? (int32_t *)(void *)(p + x + tab + wl + 2u * col) : NULL;
+    s->kch = chunks ? CM_DSP_KCH : K;
   }
-  return x + tab + wl + 2u * col;
+  return x + tab + wl + 2u * col + part;
 }
 static inline uint32_t cm_dsp_mm_bytes(int32_t K, int32_t N, bool two, bool col8) {
   return cm_dsp_mm_parts(K, N, two, col8, NULL, NULL);
@@ -347,6 +359,77 @@ static inline int32_t cm_dsp_block(int32_t N, int32_t n0) {
   return left <= CM_DSP_NB ? left : left == CM_DSP_NB + 1 ? CM_DSP_NB - 1 : CM_DSP_NB;
 }
 
+/* one pass of the chunked one-column GEMM: rows n0..n3 (weights w0..w3 at the chunk), k4 groups of the
+ * widened chunk xb; the sums start from the rows' init (first chunk) or their partial sums, and go back to
+ * the partial sums, or (last chunk) are requantised into y */
+__attribute__((always_inline)) static inline void cm_dsp_pass4c(const cm_dsp_mm *g, const uint32_t *xb, int32_t k4,
+                                                                const int8_t *w0, const int8_t *w1, const int8_t *w2,
+                                                                const int8_t *w3, int32_t n0, int32_t n1, int32_t n2,
+                                                                int32_t n3, int32_t *part, bool first, bool last,
+                                                                int8_t *y, ptrdiff_t ysn, bool full) {
+  int32_t acc[4];
+  if (first) {
+    acc[0] = g->init ? 2 * g->init[n0] : 0; acc[1] = g->init ? 2 * g->init[n1] : 0;
+    acc[2] = g->init ? 2 * g->init[n2] : 0; acc[3] = g->init ? 2 * g->init[n3] : 0;
+  } else {
+    acc[0] = part[n0]; acc[1] = part[n1]; acc[2] = part[n2]; acc[3] = part[n3];
+  }
+  cm_dsp_k4x1(xb, w0, w1, w2, w3, k4, acc);
+  if (!last) {
+    part[n0] = acc[0]; part[n1] = acc[1]; part[n2] = acc[2]; part[n3] = acc[3];
+    return;
+  }
+  const cm_dsp_ch c0 = cm_dsp_ch_of(g, n0), c1 = cm_dsp_ch_of(g, n1), c2 = cm_dsp_ch_of(g, n2),
+                  c3 = cm_dsp_ch_of(g, n3);
+  const int32_t amin = g->amin, amax = g->amax;
+  const int32_t r0 = cm_dsp_rqv(acc[0], c0.mult, c0.add, c0.rs1, amin, amax, full);
+  const int32_t r1 = cm_dsp_rqv(acc[1], c1.mult, c1.add, c1.rs1, amin, amax, full);
+  const int32_t r2 = cm_dsp_rqv(acc[2], c2.mult, c2.add, c2.rs1, amin, amax, full);
+  const int32_t r3 = cm_dsp_rqv(acc[3], c3.mult, c3.add, c3.rs1, amin, amax, full);
+  y[n0 * ysn] = (int8_t)r0; y[n1 * ysn] = (int8_t)r1; y[n2 * ysn] = (int8_t)r2; y[n3 * ysn] = (int8_t)r3;
+}
+
+/* All N rows over one chunk [k0, k0 + kc) of the widened xb, 4 a pass; the last pass takes the 1 to 4 rows
+ * left, repeating row N - 1 (no overlap with the pass before: each row's partial sum is read and written
+ * once a chunk), with wl for row N - 1. */
+__attribute__((always_inline)) static inline void cm_dsp_gemv_chunk_body(const cm_dsp_mm *g, const uint32_t *xb,
+                                                                         const int8_t *wl, int32_t k0, int32_t kc,
+                                                                         int32_t *part, bool first, bool last,
+                                                                         int8_t *y, ptrdiff_t ysn, bool full) {
+  const int32_t K = g->K, k4 = (kc + 3) >> 2, N = g->N;
+  const int8_t *w0 = g->w + k0;
+  int32_t i = 0;
+  for (; i + 4 < N; i += 4, w0 += 4 * (ptrdiff_t)K)
+    cm_dsp_pass4c(g, xb, k4, w0, w0 + K, w0 + 2 * K, w0 + 3 * K, i, i + 1, i + 2, i + 3, part, first, last, y, ysn,
+                  full);
+  const int32_t n0 = i, n1 = i + 1 < N ? i + 1 : N - 1, n2 = i + 2 < N ? i + 2 : N - 1, n3 = N - 1;
+  const int8_t *w = g->w + k0;
+  wl += k0;
+  cm_dsp_pass4c(g, xb, k4, n0 == n3 ? wl : w + (ptrdiff_t)n0 * K, n1 == n3 ? wl : w + (ptrdiff_t)n1 * K,
+                n2 == n3 ? wl : w + (ptrdiff_t)n2 * K, wl, n0, n1, n2, n3, part, first, last, y, ysn, full);
+}
+
+CM_UNUSED __attribute__((noinline)) static void cm_dsp_gemv_chunk(const cm_dsp_mm *g, const uint32_t *xb,
+                                                                  const int8_t *wl, int32_t k0, int32_t kc,
+                                                                  int32_t *part, bool first, bool last, int8_t *y,
+                                                                  ptrdiff_t ysn) {
+  if (g->amin == -128 && g->amax == 127)
+    cm_dsp_gemv_chunk_body(g, xb, wl, k0, kc, part, first, last, y, ysn, true);
+  else
+    cm_dsp_gemv_chunk_body(g, xb, wl, k0, kc, part, first, last, y, ysn, false);
+}
+
+/* The one-column GEMM over chunks of k (s->part: the N rows' sums between chunks) */
+CM_UNUSED static void cm_dsp_gemv_chunks(const cm_dsp_mm *g, cm_dsp_scratch *s, const int8_t *x, uint32_t io2,
+                                         const int8_t *wl, int8_t *y, ptrdiff_t ysn) {
+  const int32_t K = g->K, kch = s->kch;
+  for (int32_t k0 = 0; k0 < K; k0 += kch) {
+    const int32_t kc = K - k0 < kch ? K - k0 : kch;
+    cm_dsp_widen1(x + k0, kc, io2, s->x);
+    cm_dsp_gemv_chunk(g, s->x, wl, k0, kc, s->part, k0 == 0, k0 + kc == K, y, ysn);
+  }
+}
+
 /* M rows one at a time on the one-column GEMM (linears: a batch is mostly one row; this keeps the
  * two-column code out of linear.c), row m at x + m * xs, outputs at y + m * ysm + n * ysn.
  * Needs cm_dsp_mm_ok(g, 2 * CM_DSP_KMAX). */
@@ -355,6 +438,10 @@ CM_UNUSED static void cm_dsp_mm_rows(const cm_dsp_mm *g, cm_dsp_scratch *s, cons
   const uint32_t io2 = ((uint32_t)g->io & 0xFFFFu) * 0x10001u;
   const int8_t *wl = cm_dsp_last_row(g, s);
   for (int32_t m = 0; m < M; m++) {
+    if (s->part) {
+      cm_dsp_gemv_chunks(g, s, x + (ptrdiff_t)m * xs, io2, wl, y + (ptrdiff_t)m * ysm, ysn);
+      continue;
+    }
     cm_dsp_widen1(x + (ptrdiff_t)m * xs, g->K, io2, s->x);
     cm_dsp_gemv(g, s->x, wl, y + (ptrdiff_t)m * ysm, ysn);
   }
