@@ -3,7 +3,7 @@ constants) each kernel call needs, worked out at bake from the call's argument s
 the board's ISA (Helium "mve", the DSP extension "dsp", or "plain" C).
 
 One function per kernel family, each the mirror of a C size function next to the kernel's buffer
-(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdt_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
+(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdt_scratch`, `qdp_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
 `cm_dsp_dw_scratch` in firmware/kernels/cortex_m/). Calls run one at a time, so a method needs the largest of its calls' figures:
 bake puts that block at the base of the method pool. At method load every call of an ET_SCRATCH operator
 reports its own figure (ctx->scratch_need) and the load fails (ET_ERR_SCRATCH) where it is not bake's: a
@@ -21,7 +21,7 @@ from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
 _BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
-           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
+           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "QDP_SCRATCH", "QDP_FIXED", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
 ISAS = ("mve", "dsp", "plain")
 
 
@@ -215,6 +215,48 @@ def qdw_plane(c: dict) -> int:
     return _a16(Hn * Wp) + OH * 4 * Wp + 16
 
 
+# dw_patch_mve.h qdp_modes: (block rows, block columns, blocks a pass, pointers a block, patch columns, patch rows)
+_QDP_MODES = {(3, 1): (2, 2, 2, 1, 4, 4), (3, 2): (1, 2, 4, 1, 5, 3), (5, 1): (2, 1, 4, 2, 5, 3), (5, 2): (1, 1, 8, 2, 5, 3)}
+
+
+def qdw_patch(c: dict) -> int:
+    """dw_patch_mve.h qdp_scratch: QDP_FIXED, the pass table, the quad plane (qdp_geo_of: chunks of columns
+    within the gather's 8-bit offsets, the tallest band within QDP_SCRATCH, then bands of equal height)."""
+    b = bounds()
+    K, s, O, OH, OW = c["KH"], c["sh"], c["y"]["c"], c["y"]["h"], c["y"]["w"]
+    if (not c["depthwise"] or c["opg"] != 1 or c["x"]["c"] != O or K not in (3, 5) or c["KW"] != K
+            or c["sw"] != s or s not in (1, 2) or c["dh"] != 1 or c["dw"] != 1 or c["ph"] < 0 or c["pw"] < 0
+            or c["x"]["sc"] != 1 or c["y"]["sc"] != 1 or not -127 <= c["in_off"] <= 128
+            or not -255 <= c["out_off"] <= 255 or c["amin"] < -128 or c["amax"] > 127 or c["amin"] > c["amax"]
+            or O < 1 or c["x"]["w"] < 1 or c["x"]["h"] < 1):
+        return 0
+    bh, bw, bpp, pb, pw, ph = _QDP_MODES[(K, s)]
+    if OH < bh or OW < bw:
+        return 0
+    rec = 4 * pb * bpp + 16
+    wmax = (63 - (pw - 1)) // (ph - 1)
+    cmax = (wmax - K) // s + 1
+    nchunks = (OW + cmax - 1) // cmax
+    cow = (OW + nchunks - 1) // nchunks
+    Wp = (cow - 1) * s + K
+
+    def passes(nb):
+        return (((nb + bh - 1) // bh) * ((cow + bw - 1) // bw) + bpp - 1) // bpp
+    nb = OH
+    while True:
+        if nb < bh:
+            return 0
+        hp = (nb - 1) * s + K
+        if (4 * Wp * (hp + 1) + 16 + passes(nb) * rec <= b["QDP_SCRATCH"]
+                and (nb - 1) * c["y"]["sh"] + (cow - 1) * c["y"]["sw"] <= 65535):
+            break
+        nb -= 1
+    nbands = (OH + nb - 1) // nb
+    nb = max((OH + nbands - 1) // nbands, bh)
+    Hp = (nb - 1) * s + K
+    return b["QDP_FIXED"] + _a16(passes(nb) * rec) + 4 * Wp * (Hp + 1) + 16
+
+
 def qdw_taps(c: dict) -> int:
     """dw_taps_mve.h qdt_scratch: the block's constants, then the padded block band, the G channels' segments
     and the band's outputs (qdt_geo_of: the fewest bands of equal height within QDT_SCRATCH)."""
@@ -364,7 +406,8 @@ def _depthwise(args: list, isa_: str, nhwc: bool) -> int:
         return 0
     if isa_ == "dsp":
         return max(dsp_dw(c), dsp_dw_as_conv(c))
-    return max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c), qdw_taps(c))
+    p = qdw_patch(c)   # its shapes: its scratch only (depthwise.c qdw_scratch)
+    return p or max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c), qdw_taps(c))
 
 
 # operator -> bytes(args, isa); every operator with ET_SCRATCH in its kernel file needs an entry

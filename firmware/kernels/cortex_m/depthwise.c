@@ -10,6 +10,7 @@
 #include "dw_lanes_mve.h"   /* 16 channels a vector */
 #include "dw_gather_mve.h"  /* depth multipliers of 4: a byte gather of the window */
 #include "dw_taps_mve.h"    /* depth multiplier 1, up to 4x4: the taps on the lanes */
+#include "dw_patch_mve.h"   /* depth multiplier 1, 3x3 and 5x5: patches gathered from 4-channel planes */
 #endif
 
 /* The portable depthwise, on its own: everything in locals (an int8 store may alias *c, so fields
@@ -83,6 +84,9 @@ static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
  * computes the same at bake; method load fails (ET_ERR_SCRATCH) where the two differ. */
 static uint32_t qdw_scratch(const qconv *c) {
 #ifdef CM_MVE
+  /* the patch path's shapes: its scratch only (refused for its data, the call takes the paths without) */
+  const uint32_t p = qdp_scratch(c);
+  if (p) return p;
   uint32_t n = qdw_plane_scratch(c), a = qdw_as_conv_scratch(c), l = qdl_scratch(c), t = qdt_scratch(c);
   n = a > n ? a : n;
   n = t > n ? t : n;
@@ -99,7 +103,12 @@ static uint32_t qdw_scratch(const qconv *c) {
 /* the depthwise without the plane path */
 static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
-  if (qdw_as_conv(c, x, y) || qdw_taps(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
+  qdp_geo g;
+  if (qdp_geo_of(c, &g)) {
+    if (qdw_patch(c, x, y) || qdw_mve(c, x, y)) return;
+  } else if (qdw_as_conv(c, x, y) || qdw_taps(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) {
+    return;
+  }
 #elif defined(CM_DSP)
   if (cm_dsp_dw_as_conv(c, x, y) || cm_dsp_dw(c, x, y)) return;
 #endif

@@ -1,0 +1,402 @@
+/* Private to depthwise.c (one translation unit): the Helium patch path for 3x3 and 5x5 depthwise layers (depth
+ * multiplier 1, strides 1 and 2): one byte gather of an input patch feeds several outputs' vmladav. */
+#ifndef ET_CM_DW_PATCH_MVE_H
+#define ET_CM_DW_PATCH_MVE_H
+
+/* Per group of 4 channels, band of output rows and chunk of output columns, in the call's planned scratch:
+ *  1. the group's input rows, padded with -in_off (padded taps then add nothing: the input offset is folded into
+ *     a per-channel constant bias + in_off sum(w)), as one "quad plane": pixel (r, j) of channel k at byte
+ *     4 (r Wp + j) + k, copied from NHWC a word (4 channels) at a time;
+ *  2. per channel, one asm loop over a table of passes built once per call: a pass computes 8 outputs from
+ *     byte gathers of patches (`vldrb.u8 q, [ptr, G]`, G = 4 (dy Wp + dx) + k: 8-bit offsets, hence the
+ *     chunks of columns) and vmladav against weight vectors held in Q registers (a tap's weight at its patch
+ *     lane, 0 elsewhere):
+ *       3x3 stride 1: a 4x4 patch gives a 2x2 block of outputs (4 vmladav), two blocks a pass;
+ *       3x3 stride 2: a 3x5 patch gives two outputs side by side, four patches a pass;
+ *       5x5 stride 1: two 3x5 patches (rows 0-2, 3-5) give two outputs one above the other (4 vmladav);
+ *       5x5 stride 2: two 3x5 patches (rows 0-2, 3-4) a output;
+ *     the sums into two vectors (vmov two lanes at a time), the constant, the requantisation with the
+ *     channel's multiplier and shift as scalars (vqrdmlah folds in the round-half-away correction, vrshl),
+ *     narrows, output offset (and clamp), and a byte scatter store of the 8 outputs straight into NHWC
+ *     (the pass's 16-bit offsets from the table). A pass's input pointers come from the table too, so blocks
+ *     run as one stream over the band (narrow images fill the passes); an odd last row or column of blocks
+ *     is moved back by one (its outputs overlap the previous block's: the same values stored twice), a last
+ *     pass short of blocks repeats its last one. */
+#define QDP_SCRATCH 6144   /* a band's quad plane and the pass table at most (planned scratch) */
+#define QDP_FIXED 512      /* the group's channel records (4 x 96 bytes) and packed taps (112 bytes) */
+
+/* per mode (3x3 s1, 3x3 s2, 5x5 s1, 5x5 s2): block rows, block columns, blocks a pass, pointers a block,
+ * weight vectors, patch columns, patch rows */
+static const uint8_t qdp_modes[4][7] = {{2, 2, 2, 1, 4, 4, 4}, {1, 2, 4, 1, 2, 5, 3}, {2, 1, 4, 2, 4, 5, 3},
+                                        {1, 1, 8, 2, 2, 5, 3}};
+
+typedef struct {
+  int32_t mode, K, s, bh, bw, bpp, pb, nw, pw, ph;
+  int32_t Wp, Hp, cow, nchunks, nb, nbands, passes, rec;  /* rec: bytes of a pass's table record */
+  int32_t tab, plane;                                     /* their bytes */
+} qdp_geo;
+
+static int64_t qdp_passes(const qdp_geo *g, int32_t nb, int32_t cow) {
+  const int64_t blocks = (int64_t)((nb + g->bh - 1) / g->bh) * ((cow + g->bw - 1) / g->bw);
+  return (blocks + g->bpp - 1) / g->bpp;
+}
+
+/* false where this path does not take the shapes (from shapes and int arguments only) */
+static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
+  const int32_t K = c->KH, s = c->sh, O = c->y.c, OH = c->y.h, OW = c->y.w;
+  if (!c->depthwise || c->opg != 1 || c->x.c != O || (K != 3 && K != 5) || c->KW != K || c->sw != s ||
+      (s != 1 && s != 2) || c->dh != 1 || c->dw != 1 || c->ph < 0 || c->pw < 0 || c->x.sc != 1 || c->y.sc != 1 ||
+      c->in_off < -127 || c->in_off > 128 || c->out_off < -255 || c->out_off > 255 || c->amin < -128 ||
+      c->amax > 127 || c->amin > c->amax || O < 1 || c->x.w < 1 || c->x.h < 1)
+    return false;
+  const uint8_t *m = qdp_modes[(K == 5 ? 2 : 0) + (s == 2 ? 1 : 0)];
+  g->mode = (K == 5 ? 2 : 0) + (s == 2 ? 1 : 0);
+  g->K = K; g->s = s; g->bh = m[0]; g->bw = m[1]; g->bpp = m[2]; g->pb = m[3]; g->nw = m[4]; g->pw = m[5];
+  g->ph = m[6];
+  if (OH < g->bh || OW < g->bw) return false;
+  g->rec = 4 * g->pb * g->bpp + 16;
+  /* a patch's last byte 4 ((ph - 1) Wp + pw - 1) + 3 within the gather's 8-bit offsets */
+  const int32_t wmax = (63 - (g->pw - 1)) / (g->ph - 1), cmax = (wmax - K) / s + 1;
+  g->nchunks = (OW + cmax - 1) / cmax;
+  g->cow = (OW + g->nchunks - 1) / g->nchunks;
+  g->Wp = (g->cow - 1) * s + K;
+  /* the tallest band within QDP_SCRATCH whose output offsets fit 16 bits, then bands of equal height */
+  const int64_t ysh = c->y.sh, ysw = c->y.sw;
+  int32_t nb = OH;
+  for (;; nb--) {
+    if (nb < g->bh) return false;
+    const int64_t hp = (int64_t)(nb - 1) * s + K;
+    const int64_t bytes = 4 * (int64_t)g->Wp * (hp + 1) + 16 + qdp_passes(g, nb, g->cow) * g->rec;
+    if (bytes <= QDP_SCRATCH && (nb - 1) * ysh + (g->cow - 1) * ysw <= 65535) break;
+  }
+  g->nbands = (OH + nb - 1) / nb;
+  g->nb = (OH + g->nbands - 1) / g->nbands;
+  if (g->nb < g->bh) g->nb = g->bh;
+  g->Hp = (g->nb - 1) * s + K;
+  g->passes = (int32_t)qdp_passes(g, g->nb, g->cow);
+  g->tab = (g->passes * g->rec + 15) & ~15;
+  g->plane = 4 * g->Wp * (g->Hp + 1) + 16;   /* a row of slack: 5x5 stride 2 reads one row past (weights 0) */
+  return true;
+}
+
+/* Planned scratch of the patch path (ET_SCRATCH; kernel_scratch.py mirrors it): QDP_FIXED, the pass table, the
+ * quad plane */
+static uint32_t qdp_scratch(const qconv *c) {
+  qdp_geo g;
+  return qdp_geo_of(c, &g) ? (uint32_t)(QDP_FIXED + g.tab + g.plane) : 0u;
+}
+
+typedef struct {
+  const int8_t *rec;  /*  0: the next channel's record: weight vectors, G, mult, shift, constant, 0 */
+  const int8_t *tab;  /*  4 */
+  int32_t passes;     /*  8 */
+  int32_t nch;        /* 12: channels left */
+  int8_t *y;          /* 16: the group's first output byte of the band and chunk */
+  int32_t k1, k2, amin; /* 20: clamp: 127 - amax, k1 + amin + 128 (bytes), amin */
+  int32_t oo;         /* 32: output offset (+128 with a clamp) */
+} qdp_blk;
+_Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && offsetof(qdp_blk, oo) == 32,
+               "qdp asm offsets");
+
+#ifdef __OPTIMIZE__  /* r7 is the frame pointer at -O0 */
+#define QDP_ASM 1
+/* registers: q0-q3 weights, q4 G, q5 the patch, q6 q7 the sums; r0 r2 sums, r1 r3 pointers, r4 the table,
+ * r5 mult, r6 shift, r7 constant, r8 output offset (+128 with a clamp), r9 output, r10-r12 clamp, [sp] blk */
+#define QDP_G(p) "vldrb.u8 q5, [" p ", q4]\n\t"
+#define QDP_PTRS "ldrd r1, r3, [r4], #8\n\t"
+/* 3x3 stride 1: a 2x2 block into X (lanes 0 2 = top row, 1 3 = bottom row) */
+#define QDP_B33(p, X)                                                                                   \
+  QDP_G(p)                                                                                              \
+  "vmladav.s8 r0, q5, q0\n\t"                                                                           \
+  "vmladav.s8 r2, q5, q1\n\t"                                                                           \
+  "vmov " X "[2], " X "[0], r0, r2\n\t"                                                                 \
+  "vmladav.s8 r0, q5, q2\n\t"                                                                           \
+  "vmladav.s8 r2, q5, q3\n\t"                                                                           \
+  "vmov " X "[3], " X "[1], r0, r2\n\t"
+#define QDP_P33 QDP_PTRS QDP_B33("r1", "q6") QDP_B33("r3", "q7")
+/* 3x3 stride 2: two outputs side by side into lanes h, h + 2 */
+#define QDP_B32(p, X, h, h2)                                                                            \
+  QDP_G(p)                                                                                              \
+  "vmladav.s8 r0, q5, q0\n\t"                                                                           \
+  "vmladav.s8 r2, q5, q1\n\t"                                                                           \
+  "vmov " X "[" h2 "], " X "[" h "], r0, r2\n\t"
+#define QDP_P32                                                                                         \
+  QDP_PTRS QDP_B32("r1", "q6", "0", "2") QDP_B32("r3", "q6", "1", "3")                                  \
+  QDP_PTRS QDP_B32("r1", "q7", "0", "2") QDP_B32("r3", "q7", "1", "3")
+/* 5x5 stride 1: two outputs one above the other (patches at r1: rows 0-2, r3: rows 3-5) into lanes h, h + 2 */
+#define QDP_B51(X, h, h2)                                                                               \
+  QDP_PTRS QDP_G("r1")                                                                                  \
+  "vmladav.s8 r0, q5, q0\n\t"                                                                           \
+  "vmladav.s8 r2, q5, q1\n\t"                                                                           \
+  QDP_G("r3")                                                                                           \
+  "vmladava.s8 r0, q5, q2\n\t"                                                                          \
+  "vmladava.s8 r2, q5, q3\n\t"                                                                          \
+  "vmov " X "[" h2 "], " X "[" h "], r0, r2\n\t"
+#define QDP_P51 QDP_B51("q6", "0", "2") QDP_B51("q6", "1", "3") QDP_B51("q7", "0", "2") QDP_B51("q7", "1", "3")
+/* 5x5 stride 2: one output into acc (patches: rows 0-2, rows 3-4) */
+#define QDP_O52(acc)                                                                                    \
+  QDP_PTRS QDP_G("r1")                                                                                  \
+  "vmladav.s8 " acc ", q5, q0\n\t"                                                                      \
+  QDP_G("r3")                                                                                           \
+  "vmladava.s8 " acc ", q5, q1\n\t"
+#define QDP_B52(X, h, h2) QDP_O52("r0") QDP_O52("r2") "vmov " X "[" h2 "], " X "[" h "], r0, r2\n\t"
+#define QDP_P52 QDP_B52("q6", "0", "2") QDP_B52("q6", "1", "3") QDP_B52("q7", "0", "2") QDP_B52("q7", "1", "3")
+/* the 8 sums in q6 q7: constant, requantisation, narrows into q7's 16-bit lanes (q6's even, q7's odd) */
+#define QDP_REQ                                                                                         \
+  "vadd.i32 q6, q6, r7\n\t"                                                                             \
+  "vadd.i32 q7, q7, r7\n\t"                                                                             \
+  "vshr.s32 q5, q6, #31\n\t"                                                                            \
+  "vqrdmlah.s32 q5, q6, r5\n\t"                                                                         \
+  "vrshl.s32 q5, r6\n\t"                                                                                \
+  "vshr.s32 q6, q7, #31\n\t"                                                                            \
+  "vqrdmlah.s32 q6, q7, r5\n\t"                                                                         \
+  "vrshl.s32 q6, r6\n\t"                                                                                \
+  "vqmovnb.s32 q7, q5\n\t"                                                                              \
+  "vqmovnt.s32 q7, q6\n\t"
+#define QDP_SAT "vqadd.s16 q7, q7, r8\n\tvqmovnb.s16 q7, q7\n\t"
+/* clamp in uint8 (x + 128): min by a saturating add and subtract of 127 - amax, max by a saturating subtract,
+ * back to int8 by adding amin */
+#define QDP_CLAMP                                                                                       \
+  "vqadd.s16 q7, q7, r8\n\t"                                                                            \
+  "vqmovunb.s16 q7, q7\n\t"                                                                             \
+  "vqadd.u8 q7, q7, r10\n\t"                                                                            \
+  "vqsub.u8 q7, q7, r11\n\t"                                                                            \
+  "vadd.i8 q7, q7, r12\n\t"
+#define QDP_STORE "vldrw.u32 q6, [r4], #16\n\tvstrb.16 q7, [r9, q6]\n\t"
+/* every channel of the group: its record (nw weight vectors, G, mult shift constant), the passes */
+#define QDP_RUN(name, pass, loadw, fin)                                                                 \
+  __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
+    register qdp_blk *b __asm__("r0") = blk;                                                            \
+    __asm__ volatile(                                                                                   \
+        "push {%[b]}\n\t"                                                                               \
+        "ldrd r10, r11, [%[b], #20]\n\t"                                                                \
+        "ldr r12, [%[b], #28]\n"                                                                        \
+        "1:\n\t"                                                                                        \
+        "ldr r4, [sp]\n\t"                                                                              \
+        "ldr r1, [r4]\n\t"                                                                              \
+        loadw                                                                                           \
+        "vldrw.u32 q4, [r1], #16\n\t"                                                                   \
+        "ldm r1!, {r5, r6, r7, r9}\n\t"                                                                 \
+        "str r1, [r4]\n\t"                                                                              \
+        "ldr r0, [r4, #16]\n\t"                                                                         \
+        "add r9, r9, r0\n\t"                                                                            \
+        "ldr r8, [r4, #32]\n\t"                                                                         \
+        "ldr lr, [r4, #8]\n\t"                                                                          \
+        "ldr r4, [r4, #4]\n\t"                                                                          \
+        "wls lr, lr, 3f\n"                                                                              \
+        "2:\n\t" pass QDP_REQ fin QDP_STORE "le lr, 2b\n"                                               \
+        "3:\n\t"                                                                                        \
+        "ldr r1, [sp]\n\t"                                                                              \
+        "ldr r0, [r1, #12]\n\t"                                                                         \
+        "subs r0, r0, #1\n\t"                                                                           \
+        "str r0, [r1, #12]\n\t"                                                                         \
+        "bne 1b\n\t"                                                                                    \
+        "pop {%[b]}"                                                                                    \
+        : [b] "+r"(b)                                                                                   \
+        :                                                                                               \
+        : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", \
+          "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
+          "cc");                                                                                        \
+  }
+#define QDP_W2 "vldrw.u32 q0, [r1], #16\n\tvldrw.u32 q1, [r1], #16\n\t"
+#define QDP_W4 QDP_W2 "vldrw.u32 q2, [r1], #16\n\tvldrw.u32 q3, [r1], #16\n\t"
+QDP_RUN(qdp_33s, QDP_P33, QDP_W4, QDP_SAT)
+QDP_RUN(qdp_33c, QDP_P33, QDP_W4, QDP_CLAMP)
+QDP_RUN(qdp_32s, QDP_P32, QDP_W2, QDP_SAT)
+QDP_RUN(qdp_32c, QDP_P32, QDP_W2, QDP_CLAMP)
+QDP_RUN(qdp_51s, QDP_P51, QDP_W4, QDP_SAT)
+QDP_RUN(qdp_51c, QDP_P51, QDP_W4, QDP_CLAMP)
+QDP_RUN(qdp_52s, QDP_P52, QDP_W2, QDP_SAT)
+QDP_RUN(qdp_52c, QDP_P52, QDP_W2, QDP_CLAMP)
+#undef QDP_RUN
+#undef QDP_W2
+#undef QDP_W4
+#undef QDP_STORE
+#undef QDP_CLAMP
+#undef QDP_SAT
+#undef QDP_REQ
+#undef QDP_P52
+#undef QDP_B52
+#undef QDP_O52
+#undef QDP_P51
+#undef QDP_B51
+#undef QDP_P32
+#undef QDP_B32
+#undef QDP_P33
+#undef QDP_B33
+#undef QDP_PTRS
+#undef QDP_G
+#else
+#define QDP_ASM 0
+static void qdp_33s(qdp_blk *blk) { (void)blk; }
+#define qdp_33c qdp_33s
+#define qdp_32s qdp_33s
+#define qdp_32c qdp_33s
+#define qdp_51s qdp_33s
+#define qdp_51c qdp_33s
+#define qdp_52s qdp_33s
+#define qdp_52c qdp_33s
+#endif
+
+/* the 16-bit lane of the pass's output vector that holds position q of block b (see the asm's vmovs) */
+static int32_t qdp_lane(int32_t mode, int32_t b, int32_t q) {
+  static const uint8_t x33[4] = {0, 2, 1, 3};
+  switch (mode) {
+    case 0: return 2 * x33[q] + b;
+    case 1: case 2: return 2 * ((b & 1) + 2 * q) + (b >> 1);
+    default: return 2 * (((b >> 1) & 1) + 2 * (b & 1)) + (b >> 2);
+  }
+}
+/* position q of a block: (rows, columns) from its first output */
+static void qdp_pos(int32_t mode, int32_t q, int32_t *dr, int32_t *dc) {
+  *dr = mode == 0 ? q >> 1 : mode == 2 ? q : 0;
+  *dc = mode == 0 ? q & 1 : mode == 1 ? q : 0;
+}
+
+/* The pass table of a band and chunk (the same for all of them): per pass the blocks' patch pointers (into the
+ * plane), then the 8 outputs' byte offsets from the band and chunk's first output */
+static void qdp_table(const qdp_geo *g, const qconv *c, const int8_t *plane, int8_t *tab) {
+  const int32_t nbr = (g->nb + g->bh - 1) / g->bh, nbc = (g->cow + g->bw - 1) / g->bw, nblk = nbr * nbc;
+  const int32_t s = g->s, Wp = g->Wp, opb = 8 / g->bpp;
+  const ptrdiff_t ysh = c->y.sh, ysw = c->y.sw;
+  for (int32_t p = 0; p < g->passes; p++) {
+    uint32_t *ptr = (uint32_t *)(void *)(tab + (ptrdiff_t)p * g->rec);
+    uint16_t *off = (uint16_t *)(void *)(tab + (ptrdiff_t)p * g->rec + 4 * g->pb * g->bpp);
+    for (int32_t b = 0; b < g->bpp; b++) {
+      int32_t k = p * g->bpp + b;
+      if (k >= nblk) k = nblk - 1;
+      int32_t i = (k / nbc) * g->bh, j = (k % nbc) * g->bw;
+      if (i + g->bh > g->nb) i = g->nb - g->bh;   /* an odd last row or column: moved back (overlap) */
+      if (j + g->bw > g->cow) j = g->cow - g->bw;
+      const int8_t *a = plane + 4 * ((ptrdiff_t)i * s * Wp + (ptrdiff_t)j * s);
+      ptr[g->pb * b] = (uint32_t)(uintptr_t)a;
+      if (g->pb == 2) ptr[g->pb * b + 1] = (uint32_t)(uintptr_t)(a + 12 * (ptrdiff_t)Wp);
+      for (int32_t q = 0; q < opb; q++) {
+        int32_t dr, dc;
+        qdp_pos(g->mode, q, &dr, &dc);
+        off[qdp_lane(g->mode, b, q)] = (uint16_t)((i + dr) * ysh + (j + dc) * ysw);
+      }
+    }
+  }
+}
+
+/* Rows [0, Hp) of the quad plane for channels c0 .. c0 + 3 of the band and chunk whose first window is at input
+ * (ih0, iw0); cells outside the input: -in_off. aligned: the 4 channels are a word at every pixel (C % 4 == 0). */
+__attribute__((noinline)) static void qdp_build(const qdp_geo *g, const qconv *c, const int8_t *xn, int8_t *plane,
+                                                int32_t ih0, int32_t iw0, int32_t live, bool aligned,
+                                                int8x16_t vpad) {
+  const int32_t Wp = g->Wp, Hp = g->Hp, H = c->x.h, W = c->x.w;
+  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw;
+  const int32_t ja = iw0 < 0 ? -iw0 : 0, jb = W - iw0 < Wp ? W - iw0 : Wp, cw = jb - ja;
+  const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
+  const uint16x8_t lane = vidupq_n_u16(0, 1);
+  const uint16x8_t offb = vaddq_u16(vandq_u16(lane, vdupq_n_u16(3)), vmulq_n_u16(vshrq_n_u16(lane, 2), (uint16_t)xsw));
+  const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)live), vandq_u16(lane, vdupq_n_u16(3)));
+  const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
+  for (int32_t i = 0; i < Hp; i++) {
+    const int32_t ih = ih0 + i;
+    int8_t *d = plane + 4 * (ptrdiff_t)i * Wp;
+    if (ih < 0 || ih >= H || cw <= 0) {
+      for (int32_t j = 0; j < 4 * Wp; j += 16) vstrbq_p_s8(d + j, vpad, vctp8q((uint32_t)(4 * Wp - j)));
+      continue;
+    }
+    uint32_t *dw = (uint32_t *)(void *)d;
+    for (int32_t j = 0; j < ja; j++) dw[j] = padw;
+    for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
+    const int8_t *src = xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)(iw0 + ja) * xsw;
+    int8_t *dd = d + 4 * ja;
+    if (aligned) {
+      for (int32_t j = 0; j < cw; j += 4, src += 4 * xsw, dd += 16) {
+        const mve_pred16_t p = vctp32q((uint32_t)(cw - j));
+        vstrwq_p_u32((uint32_t *)(void *)dd, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)src, offw, p), p);
+      }
+    } else {
+      for (int32_t j = 0; j < cw; j += 2, src += 2 * xsw, dd += 8) {
+        const mve_pred16_t p = vctp16q((uint32_t)(4 * (cw - j))) & plive;
+        vstrbq_p_u16((uint8_t *)dd, vldrbq_gather_offset_z_u16((const uint8_t *)src, offb, p), p);
+      }
+    }
+  }
+}
+
+/* false: not this path (nothing written) */
+__attribute__((noinline)) static bool qdw_patch(const qconv *c, const int8_t *x, int8_t *y) {
+  qdp_geo g;
+  if (!QDP_ASM || !c->scr || !qdp_geo_of(c, &g)) return false;
+  const int32_t O = c->y.c, K = g.K, T = K * K, s = g.s, nw = g.nw;
+  for (int32_t oc = 0; oc < O; oc++)
+    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
+  int8_t *const recs = c->scr, *const wpk = c->scr + 384, *const tab = c->scr + QDP_FIXED;
+  int8_t *const plane = tab + g.tab;
+  qdp_table(&g, c, plane, tab);
+  /* weight vector n: lane (dy, dx) of the patch (pw columns) <- tap (dy + rs, dx + cs) */
+  static const int8_t shifts[4][4][2] = {{{0, 0}, {0, -1}, {-1, 0}, {-1, -1}}, {{0, 0}, {0, -2}},
+                                         {{0, 0}, {-1, 0}, {3, 0}, {2, 0}}, {{0, 0}, {3, 0}}};
+  uint8x16_t woff[4], goff;
+  mve_pred16_t wp[4];
+  {
+    uint8_t o[16], gg[16];
+    for (int32_t n = 0; n < nw; n++) {
+      uint16_t pm = 0;
+      for (int32_t l = 0; l < 16; l++) {
+        const int32_t dy = l / g.pw, dx = l % g.pw, r = dy + shifts[g.mode][n][0], q = dx + shifts[g.mode][n][1];
+        const bool in = dy < g.ph && r >= 0 && r < K && q >= 0 && q < K;
+        o[l] = (uint8_t)(in ? 4 * (r * K + q) : 0);
+        if (in) pm |= (uint16_t)1 << l;
+      }
+      woff[n] = vld1q_u8(o);
+      wp[n] = pm;
+    }
+    for (int32_t l = 0; l < 16; l++) {
+      const int32_t dy = l / g.pw, dx = l % g.pw;
+      gg[l] = (uint8_t)(dy < g.ph ? 4 * (dy * g.Wp + dx) : 0);
+    }
+    goff = vld1q_u8(gg);
+  }
+  const int32_t sum2 = g.mode == 2 ? 2 : g.mode == 3 ? 1 : 0;   /* the vector with the other taps (5x5) */
+  const uint32_t io = (uint32_t)c->in_off;
+  const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
+  const bool sat8 = c->amin == -128 && c->amax == 127;
+  void (*const run)(qdp_blk *) = g.mode == 0 ? (sat8 ? qdp_33s : qdp_33c) : g.mode == 1 ? (sat8 ? qdp_32s : qdp_32c)
+                                 : g.mode == 2 ? (sat8 ? qdp_51s : qdp_51c) : (sat8 ? qdp_52s : qdp_52c);
+  qdp_blk blk;
+  blk.tab = tab; blk.passes = g.passes; blk.oo = c->out_off + (sat8 ? 0 : 128);
+  blk.k1 = 127 - c->amax; blk.k2 = 127 - c->amax + c->amin + 128; blk.amin = c->amin;
+  const bool aligned = (O & 3) == 0 && c->x.sw == O && !(((uintptr_t)x | (uintptr_t)c->x.sh | (uintptr_t)c->x.sn) & 3u);
+  const int8_t *const wt = c->w;
+  const int32_t *const bia = c->bias, *const mul = c->mult, *const shf = c->shift;
+  const int32_t OH = c->y.h, OW = c->y.w, rsz = 16 * (nw + 2);
+  for (int32_t c0 = 0; c0 < O; c0 += 4) {
+    const int32_t live = O - c0 < 4 ? O - c0 : 4;
+    /* packed taps: wpk[4 t + k] = channel c0 + k's tap t */
+    for (int32_t t = 0; t < T; t++)
+      for (int32_t k = 0; k < 4; k++) wpk[4 * t + k] = k < live ? wt[(ptrdiff_t)t * O + c0 + k] : 0;
+    for (int32_t k = 0; k < live; k++) {
+      int8_t *r = recs + k * rsz;
+      int32_t sw = 0;
+      for (int32_t n = 0; n < nw; n++) {
+        const int8x16_t w = vldrbq_gather_offset_z_s8(wpk + k, woff[n], wp[n]);
+        vst1q_s8(r + 16 * n, w);
+        if (n == 0 || n == sum2) sw += vaddvq_s8(w);
+      }
+      vst1q_u8((uint8_t *)r + 16 * nw, vaddq_n_u8(goff, (uint8_t)k));
+      int32_t *pr = (int32_t *)(void *)(r + 16 * (nw + 1));
+      pr[0] = mul[c0 + k]; pr[1] = shf[c0 + k];
+      pr[2] = (int32_t)((bia ? (uint32_t)bia[c0 + k] : 0u) + io * (uint32_t)sw);
+      pr[3] = k;
+    }
+    for (int32_t n = 0; n < c->y.n; n++)
+      for (int32_t bi = 0; bi < g.nbands; bi++) {
+        const int32_t oh0 = bi + 1 == g.nbands ? OH - g.nb : bi * g.nb;
+        for (int32_t ci = 0; ci < g.nchunks; ci++) {
+          const int32_t ow0 = ci + 1 == g.nchunks ? OW - g.cow : ci * g.cow;
+          qdp_build(&g, c, x + n * c->x.sn + c0, plane, oh0 * s - c->ph, ow0 * s - c->pw, live, aligned, vpad);
+          blk.rec = recs; blk.nch = live; blk.y = y + n * c->y.sn + (ptrdiff_t)oh0 * c->y.sh + (ptrdiff_t)ow0 * c->y.sw + c0;
+          run(&blk);
+        }
+      }
+  }
+  return true;
+}
+
+#endif
