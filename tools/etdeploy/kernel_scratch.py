@@ -220,7 +220,7 @@ _QDP_MODES = {(3, 1): (2, 2, 2, 1, 4, 4), (3, 2): (1, 2, 4, 1, 5, 3), (5, 1): (2
 
 
 def qdw_patch(c: dict) -> int:
-    """dw_patch_mve.h qdp_scratch: QDP_FIXED, the pass table, the quad plane (qdp_geo_of: chunks of columns
+    """dw_patch_mve.h qdp_scratch: QDP_FIXED, the pass table, the raster table, the quad plane (qdp_geo_of: chunks of columns
     within the gather's 8-bit offsets, the tallest band within QDP_SCRATCH, then bands of equal height)."""
     b = bounds()
     K, s, O, OH, OW = c["KH"], c["sh"], c["y"]["c"], c["y"]["h"], c["y"]["w"]
@@ -242,19 +242,22 @@ def qdw_patch(c: dict) -> int:
 
     def passes(nb):
         return (((nb + bh - 1) // bh) * ((cow + bw - 1) // bw) + bpp - 1) // bpp
+
+    def rtab(hp):   # one chunk: a plane offset per interior pixel
+        return 4 * min(hp, c["x"]["h"]) * c["x"]["w"] + 16 if nchunks == 1 else 0
     nb = OH
     while True:
         if nb < bh:
             return 0
         hp = (nb - 1) * s + K
-        if (4 * Wp * (hp + 1) + 16 + passes(nb) * rec <= b["QDP_SCRATCH"]
+        if (4 * Wp * (hp + 1) + 16 + passes(nb) * rec + rtab(hp) <= b["QDP_SCRATCH"]
                 and (nb - 1) * c["y"]["sh"] + (cow - 1) * c["y"]["sw"] <= 65535):
             break
         nb -= 1
     nbands = (OH + nb - 1) // nb
     nb = max((OH + nbands - 1) // nbands, bh)
     Hp = (nb - 1) * s + K
-    return b["QDP_FIXED"] + _a16(passes(nb) * rec) + 4 * Wp * (Hp + 1) + 16
+    return b["QDP_FIXED"] + _a16(passes(nb) * rec) + _a16(rtab(Hp)) + 4 * Wp * (Hp + 1) + 16
 
 
 def qdw_taps(c: dict) -> int:

@@ -105,7 +105,7 @@ static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
   qdp_geo g;
   if (qdp_geo_of(c, &g)) {
-    if (qdw_patch(c, x, y) || qdw_mve(c, x, y)) return;
+    if (qdw_patch(c, &g, x, y) || qdw_mve(c, x, y)) return;
   } else if (qdw_as_conv(c, x, y) || qdw_taps(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) {
     return;
   }

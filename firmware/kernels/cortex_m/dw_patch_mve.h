@@ -33,7 +33,7 @@ static const uint8_t qdp_modes[4][7] = {{2, 2, 2, 1, 4, 4, 4}, {1, 2, 4, 1, 2, 5
 typedef struct {
   int32_t mode, K, s, bh, bw, bpp, pb, nw, pw, ph;
   int32_t Wp, Hp, cow, nchunks, nb, nbands, passes, rec;  /* rec: bytes of a pass's table record */
-  int32_t tab, plane;                                     /* their bytes */
+  int32_t tab, rtab, plane;                               /* their bytes (rtab: see qdp_build) */
 } qdp_geo;
 
 static int64_t qdp_passes(const qdp_geo *g, int32_t nb, int32_t cow) {
@@ -66,7 +66,8 @@ static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
   for (;; nb--) {
     if (nb < g->bh) return false;
     const int64_t hp = (int64_t)(nb - 1) * s + K;
-    const int64_t bytes = 4 * (int64_t)g->Wp * (hp + 1) + 16 + qdp_passes(g, nb, g->cow) * g->rec;
+    const int64_t bytes = 4 * (int64_t)g->Wp * (hp + 1) + 16 + qdp_passes(g, nb, g->cow) * g->rec +
+                          (g->nchunks == 1 ? 4 * (hp < c->x.h ? hp : c->x.h) * (int64_t)c->x.w + 16 : 0);
     if (bytes <= QDP_SCRATCH && (nb - 1) * ysh + (g->cow - 1) * ysw <= 65535) break;
   }
   g->nbands = (OH + nb - 1) / nb;
@@ -75,15 +76,16 @@ static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
   g->Hp = (g->nb - 1) * s + K;
   g->passes = (int32_t)qdp_passes(g, g->nb, g->cow);
   g->tab = (g->passes * g->rec + 15) & ~15;
+  g->rtab = g->nchunks == 1 ? (4 * (g->Hp < c->x.h ? g->Hp : c->x.h) * c->x.w + 16 + 15) & ~15 : 0;
   g->plane = 4 * g->Wp * (g->Hp + 1) + 16;   /* a row of slack: 5x5 stride 2 reads one row past (weights 0) */
   return true;
 }
 
 /* Planned scratch of the patch path (ET_SCRATCH; kernel_scratch.py mirrors it): QDP_FIXED, the pass table, the
- * quad plane */
+ * raster table (one chunk of columns: a plane offset per interior pixel), the quad plane */
 static uint32_t qdp_scratch(const qconv *c) {
   qdp_geo g;
-  return qdp_geo_of(c, &g) ? (uint32_t)(QDP_FIXED + g.tab + g.plane) : 0u;
+  return qdp_geo_of(c, &g) ? (uint32_t)(QDP_FIXED + g.tab + g.rtab + g.plane) : 0u;
 }
 
 typedef struct {
@@ -238,122 +240,174 @@ static void qdp_33s(qdp_blk *blk) { (void)blk; }
 #define qdp_52c qdp_33s
 #endif
 
-/* the 16-bit lane of the pass's output vector that holds position q of block b (see the asm's vmovs) */
-static int32_t qdp_lane(int32_t mode, int32_t b, int32_t q) {
-  static const uint8_t x33[4] = {0, 2, 1, 3};
-  switch (mode) {
-    case 0: return 2 * x33[q] + b;
-    case 1: case 2: return 2 * ((b & 1) + 2 * q) + (b >> 1);
-    default: return 2 * (((b >> 1) & 1) + 2 * (b & 1)) + (b >> 2);
-  }
-}
-/* position q of a block: (rows, columns) from its first output */
-static void qdp_pos(int32_t mode, int32_t q, int32_t *dr, int32_t *dc) {
-  *dr = mode == 0 ? q >> 1 : mode == 2 ? q : 0;
-  *dc = mode == 0 ? q & 1 : mode == 1 ? q : 0;
-}
-
 /* The pass table of a band and chunk (the same for all of them): per pass the blocks' patch pointers (into the
- * plane), then the 8 outputs' byte offsets from the band and chunk's first output */
-static void qdp_table(const qdp_geo *g, const qconv *c, const int8_t *plane, int8_t *tab) {
-  const int32_t nbr = (g->nb + g->bh - 1) / g->bh, nbc = (g->cow + g->bw - 1) / g->bw, nblk = nbr * nbc;
-  const int32_t s = g->s, Wp = g->Wp, opb = 8 / g->bpp;
-  const ptrdiff_t ysh = c->y.sh, ysw = c->y.sw;
-  for (int32_t p = 0; p < g->passes; p++) {
-    uint32_t *ptr = (uint32_t *)(void *)(tab + (ptrdiff_t)p * g->rec);
-    uint16_t *off = (uint16_t *)(void *)(tab + (ptrdiff_t)p * g->rec + 4 * g->pb * g->bpp);
-    for (int32_t b = 0; b < g->bpp; b++) {
-      int32_t k = p * g->bpp + b;
-      if (k >= nblk) k = nblk - 1;
-      int32_t i = (k / nbc) * g->bh, j = (k % nbc) * g->bw;
-      if (i + g->bh > g->nb) i = g->nb - g->bh;   /* an odd last row or column: moved back (overlap) */
-      if (j + g->bw > g->cow) j = g->cow - g->bw;
-      const int8_t *a = plane + 4 * ((ptrdiff_t)i * s * Wp + (ptrdiff_t)j * s);
-      ptr[g->pb * b] = (uint32_t)(uintptr_t)a;
-      if (g->pb == 2) ptr[g->pb * b + 1] = (uint32_t)(uintptr_t)(a + 12 * (ptrdiff_t)Wp);
-      for (int32_t q = 0; q < opb; q++) {
-        int32_t dr, dc;
-        qdp_pos(g->mode, q, &dr, &dc);
-        off[qdp_lane(g->mode, b, q)] = (uint16_t)((i + dr) * ysh + (j + dc) * ysw);
-      }
+ * plane), then the 8 outputs' byte offsets from the band and chunk's first output. The 16-bit lane of the pass's
+ * output vector that holds position q of block b (see the asm's vmovs) is lanes[b opb + q] in every mode;
+ * position q's place in its block: pos[q]. */
+__attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g, const qconv *c, const int8_t *plane,
+                                                                int8_t *tab, const int32_t bh, const int32_t bw,
+                                                                const int32_t bpp, const int32_t pb) {
+  static const uint8_t ln[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+  const int32_t nb = g->nb, cow = g->cow, opb = 8 / bpp;
+  const ptrdiff_t ysh = c->y.sh, ysw = c->y.sw, prow = 4 * (ptrdiff_t)g->s * g->Wp, pcol = 4 * (ptrdiff_t)g->s;
+  const ptrdiff_t rowB = 12 * (ptrdiff_t)g->Wp;
+  int32_t pos[4];
+  for (int32_t q = 0; q < opb; q++)   /* 2x2, 1x2, 2x1, 1x1 blocks */
+    pos[q] = (int32_t)((bh == 2 ? (bw == 2 ? q >> 1 : q) : 0) * ysh + (bw == 2 ? q & 1 : 0) * ysw);
+  const int32_t nbr = (nb + bh - 1) / bh, nbc = (cow + bw - 1) / bw, rw = pb * bpp + 4;   /* rw: words a pass */
+  uint32_t *t = (uint32_t *)(void *)tab;
+  int32_t b = 0;
+  const int8_t *a = plane;
+  int32_t o = 0;
+  for (int32_t r = 0; r < nbr; r++) {
+    const int32_t ii = r * bh + bh > nb ? nb - bh : r * bh;   /* an odd last row or column: moved back (overlap) */
+    const int8_t *const ra = plane + ii * prow;
+    const int32_t ro = (int32_t)(ii * ysh);
+    for (int32_t cb = 0; cb < nbc; cb++) {
+      const int32_t jj = cb * bw + bw > cow ? cow - bw : cb * bw;
+      a = ra + jj * pcol;
+      o = ro + (int32_t)(jj * ysw);
+      t[b * pb] = (uint32_t)(uintptr_t)a;
+      if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
+      uint16_t *const off = (uint16_t *)(t + pb * bpp);
+      const uint8_t *const l = ln + b * opb;
+#pragma GCC unroll 4
+      for (int32_t q = 0; q < opb; q++) off[l[q]] = (uint16_t)(o + pos[q]);
+      if (++b == bpp) { b = 0; t += rw; }
     }
   }
+  for (; b > 0 && b < bpp; b++) {   /* a last pass short of blocks: the last one again */
+    t[b * pb] = (uint32_t)(uintptr_t)a;
+    if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
+    uint16_t *const off = (uint16_t *)(t + pb * bpp);
+    const uint8_t *const l = ln + b * opb;
+    for (int32_t q = 0; q < opb; q++) off[l[q]] = (uint16_t)(o + pos[q]);
+  }
+}
+__attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c, const int8_t *plane, int8_t *tab) {
+  switch (g->mode) {
+    case 0: qdp_table_run(g, c, plane, tab, 2, 2, 2, 1); break;
+    case 1: qdp_table_run(g, c, plane, tab, 1, 2, 4, 1); break;
+    case 2: qdp_table_run(g, c, plane, tab, 2, 1, 4, 2); break;
+    default: qdp_table_run(g, c, plane, tab, 1, 1, 8, 2); break;
+  }
 }
 
-/* Rows [0, Hp) of the quad plane for channels c0 .. c0 + 3 of the band and chunk whose first window is at input
- * (ih0, iw0); cells outside the input: -in_off. aligned: the 4 channels are a word at every pixel (C % 4 == 0). */
-__attribute__((noinline)) static void qdp_build(const qdp_geo *g, const qconv *c, const int8_t *xn, int8_t *plane,
-                                                int32_t ih0, int32_t iw0, int32_t live, bool aligned,
-                                                int8x16_t vpad) {
-  const int32_t Wp = g->Wp, Hp = g->Hp, H = c->x.h, W = c->x.w;
-  const ptrdiff_t xsh = c->x.sh, xsw = c->x.sw;
-  const int32_t ja = iw0 < 0 ? -iw0 : 0, jb = W - iw0 < Wp ? W - iw0 : Wp, cw = jb - ja;
+/* Rows [0, Hp) of the quad plane for channels c0 .. c0 + 3 (xn: channel c0 of the image) of the band and chunk
+ * whose first window is at input (ih0, iw0). Rows outside the input are filled with -in_off here when prows,
+ * columns outside it when pcols (else they still hold the call's first fill). aligned: the 4 channels are a word at
+ * every pixel (C % 4 == 0), rtab: the interior is one run of NHWC pixels (whole rows, no column chunks), copied
+ * 4 pixels a gather and scattered by rtab's plane offsets. */
+typedef struct { const qdp_geo *g; const int8_t *xn; int8_t *plane; const uint32_t *rtab; int32_t H, W, live;
+                 ptrdiff_t xsh, xsw; bool aligned, pcols, prows; int8x16_t vpad; } qdp_src;
+__attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t ih0, int32_t iw0) {
+  const int32_t Wp = q->g->Wp, Hp = q->g->Hp;
+  const ptrdiff_t xsh = q->xsh, xsw = q->xsw;
+  const int32_t ja = iw0 < 0 ? -iw0 : 0, jb = q->W - iw0 < Wp ? q->W - iw0 : Wp, cw = jb - ja;
+  const int32_t ia = ih0 < 0 ? (-ih0 < Hp ? -ih0 : Hp) : 0, ib0 = q->H - ih0 < Hp ? q->H - ih0 : Hp;
+  const int32_t ib = cw > 0 && ib0 > ia ? ib0 : ia;   /* interior rows [ia, ib) */
+  int8_t *const plane = q->plane;
+  const int8x16_t vpad = q->vpad;
+  for (int32_t i = 0; i < Hp && q->prows; i++) {   /* the rows outside (one band: still the call's fill) */
+    if (i == ia) i = ib;
+    if (i >= Hp) break;
+    int8_t *d = plane + 4 * (ptrdiff_t)i * Wp;
+    for (int32_t j = 0; j < 4 * Wp; j += 16) vstrbq_p_s8(d + j, vpad, vctp8q((uint32_t)(4 * Wp - j)));
+  }
+  if (ib <= ia) return;
   const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
+  const int8_t *src = q->xn + (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw;
+  int8_t *dst = plane + 4 * ((ptrdiff_t)ia * Wp + ja);
+  if (q->rtab) {
+    const int32_t n = (ib - ia) * cw;
+    const uint32_t *rt = q->rtab;
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4, src += 4 * xsw, rt += 4)
+      vstrwq_scatter_offset_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
+                                vldrwq_gather_offset_u32((const uint32_t *)(const void *)src, offw));
+    if (j < n) {
+      const mve_pred16_t p = vctp32q((uint32_t)(n - j));
+      vstrwq_scatter_offset_p_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
+                                  vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)src, offw, p), p);
+    }
+    return;
+  }
+  const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
   const uint16x8_t lane = vidupq_n_u16(0, 1);
   const uint16x8_t offb = vaddq_u16(vandq_u16(lane, vdupq_n_u16(3)), vmulq_n_u16(vshrq_n_u16(lane, 2), (uint16_t)xsw));
-  const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)live), vandq_u16(lane, vdupq_n_u16(3)));
-  const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
-  for (int32_t i = 0; i < Hp; i++) {
-    const int32_t ih = ih0 + i;
-    int8_t *d = plane + 4 * (ptrdiff_t)i * Wp;
-    if (ih < 0 || ih >= H || cw <= 0) {
-      for (int32_t j = 0; j < 4 * Wp; j += 16) vstrbq_p_s8(d + j, vpad, vctp8q((uint32_t)(4 * Wp - j)));
-      continue;
+  const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)q->live), vandq_u16(lane, vdupq_n_u16(3)));
+  const mve_pred16_t pw = vctp32q((uint32_t)(cw & 3)), pb = vctp16q((uint32_t)(4 * (cw & 1))) & plive;
+  for (int32_t i = ia; i < ib; i++, src += xsh, dst += 4 * Wp) {
+    if (q->pcols) {
+      uint32_t *dw = (uint32_t *)(void *)(dst - 4 * ja);
+      for (int32_t j = 0; j < ja; j++) dw[j] = padw;
+      for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
     }
-    uint32_t *dw = (uint32_t *)(void *)d;
-    for (int32_t j = 0; j < ja; j++) dw[j] = padw;
-    for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
-    const int8_t *src = xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)(iw0 + ja) * xsw;
-    int8_t *dd = d + 4 * ja;
-    if (aligned) {
-      for (int32_t j = 0; j < cw; j += 4, src += 4 * xsw, dd += 16) {
-        const mve_pred16_t p = vctp32q((uint32_t)(cw - j));
-        vstrwq_p_u32((uint32_t *)(void *)dd, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)src, offw, p), p);
-      }
+    const int8_t *s = src;
+    int8_t *d = dst;
+    if (q->aligned) {
+      int32_t j = 0;
+      for (; j + 4 <= cw; j += 4, s += 4 * xsw, d += 16)
+        vst1q_u32((uint32_t *)(void *)d, vldrwq_gather_offset_u32((const uint32_t *)(const void *)s, offw));
+      if (j < cw) vstrwq_p_u32((uint32_t *)(void *)d, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)s, offw, pw), pw);
     } else {
-      for (int32_t j = 0; j < cw; j += 2, src += 2 * xsw, dd += 8) {
-        const mve_pred16_t p = vctp16q((uint32_t)(4 * (cw - j))) & plive;
-        vstrbq_p_u16((uint8_t *)dd, vldrbq_gather_offset_z_u16((const uint8_t *)src, offb, p), p);
-      }
+      int32_t j = 0;
+      for (; j + 2 <= cw; j += 2, s += 2 * xsw, d += 8)
+        vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, plive), plive);
+      if (j < cw) vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, pb), pb);
     }
   }
 }
 
+/* weight vector n of a mode: lane (dy, dx) of the patch <- tap (dy + rs, dx + cs) of the packed taps (byte 4 t), or
+ * the zero word after them (4 T) where there is none */
+#define QO(t) (4 * (t))
+#define Z3 36
+#define Z5 100
+static const uint8_t qdp_woff[4][4][16] = {
+    {{QO(0), QO(1), QO(2), Z3, QO(3), QO(4), QO(5), Z3, QO(6), QO(7), QO(8), Z3, Z3, Z3, Z3, Z3},
+     {Z3, QO(0), QO(1), QO(2), Z3, QO(3), QO(4), QO(5), Z3, QO(6), QO(7), QO(8), Z3, Z3, Z3, Z3},
+     {Z3, Z3, Z3, Z3, QO(0), QO(1), QO(2), Z3, QO(3), QO(4), QO(5), Z3, QO(6), QO(7), QO(8), Z3},
+     {Z3, Z3, Z3, Z3, Z3, QO(0), QO(1), QO(2), Z3, QO(3), QO(4), QO(5), Z3, QO(6), QO(7), QO(8)}},
+    {{QO(0), QO(1), QO(2), Z3, Z3, QO(3), QO(4), QO(5), Z3, Z3, QO(6), QO(7), QO(8), Z3, Z3, Z3},
+     {Z3, Z3, QO(0), QO(1), QO(2), Z3, Z3, QO(3), QO(4), QO(5), Z3, Z3, QO(6), QO(7), QO(8), Z3}},
+    {{QO(0), QO(1), QO(2), QO(3), QO(4), QO(5), QO(6), QO(7), QO(8), QO(9), QO(10), QO(11), QO(12), QO(13), QO(14), Z5},
+     {Z5, Z5, Z5, Z5, Z5, QO(0), QO(1), QO(2), QO(3), QO(4), QO(5), QO(6), QO(7), QO(8), QO(9), Z5},
+     {QO(15), QO(16), QO(17), QO(18), QO(19), QO(20), QO(21), QO(22), QO(23), QO(24), Z5, Z5, Z5, Z5, Z5, Z5},
+     {QO(10), QO(11), QO(12), QO(13), QO(14), QO(15), QO(16), QO(17), QO(18), QO(19), QO(20), QO(21), QO(22), QO(23),
+      QO(24), Z5}},
+    {{QO(0), QO(1), QO(2), QO(3), QO(4), QO(5), QO(6), QO(7), QO(8), QO(9), QO(10), QO(11), QO(12), QO(13), QO(14), Z5},
+     {QO(15), QO(16), QO(17), QO(18), QO(19), QO(20), QO(21), QO(22), QO(23), QO(24), Z5, Z5, Z5, Z5, Z5, Z5}}};
+#undef QO
+#undef Z3
+#undef Z5
+/* a patch lane's column and row: 4x4 (3x3 stride 1), 3x5 (the others; lane 15 unused: offset 0) */
+static const uint8_t qdp_gdx[2][16] = {{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3},
+                                       {0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0}};
+static const uint8_t qdp_gdy[2][16] = {{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3},
+                                       {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 0}};
+
 /* false: not this path (nothing written) */
-__attribute__((noinline)) static bool qdw_patch(const qconv *c, const int8_t *x, int8_t *y) {
-  qdp_geo g;
-  if (!QDP_ASM || !c->scr || !qdp_geo_of(c, &g)) return false;
+__attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y) {
+  if (!QDP_ASM || !c->scr) return false;
+  const qdp_geo g = *gp;
   const int32_t O = c->y.c, K = g.K, T = K * K, s = g.s, nw = g.nw;
-  for (int32_t oc = 0; oc < O; oc++)
-    if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
-  int8_t *const recs = c->scr, *const wpk = c->scr + 384, *const tab = c->scr + QDP_FIXED;
-  int8_t *const plane = tab + g.tab;
-  qdp_table(&g, c, plane, tab);
-  /* weight vector n: lane (dy, dx) of the patch (pw columns) <- tap (dy + rs, dx + cs) */
-  static const int8_t shifts[4][4][2] = {{{0, 0}, {0, -1}, {-1, 0}, {-1, -1}}, {{0, 0}, {0, -2}},
-                                         {{0, 0}, {-1, 0}, {3, 0}, {2, 0}}, {{0, 0}, {3, 0}}};
-  uint8x16_t woff[4], goff;
-  mve_pred16_t wp[4];
-  {
-    uint8_t o[16], gg[16];
-    for (int32_t n = 0; n < nw; n++) {
-      uint16_t pm = 0;
-      for (int32_t l = 0; l < 16; l++) {
-        const int32_t dy = l / g.pw, dx = l % g.pw, r = dy + shifts[g.mode][n][0], q = dx + shifts[g.mode][n][1];
-        const bool in = dy < g.ph && r >= 0 && r < K && q >= 0 && q < K;
-        o[l] = (uint8_t)(in ? 4 * (r * K + q) : 0);
-        if (in) pm |= (uint16_t)1 << l;
-      }
-      woff[n] = vld1q_u8(o);
-      wp[n] = pm;
-    }
-    for (int32_t l = 0; l < 16; l++) {
-      const int32_t dy = l / g.pw, dx = l % g.pw;
-      gg[l] = (uint8_t)(dy < g.ph ? 4 * (dy * g.Wp + dx) : 0);
-    }
-    goff = vld1q_u8(gg);
+  for (int32_t oc = 0; oc < O; oc += 4) {   /* cm_vec_requant_ok, four channels at a time */
+    const mve_pred16_t p = vctp32q((uint32_t)(O - oc));
+    const int32x4_t m = vld1q_z_s32(c->mult + oc, p), sh = vld1q_z_s32(c->shift + oc, p);
+    if ((vcmpleq_n_s32(m, 0) | vcmpgtq_n_s32(sh, -1) | vcmpltq_n_s32(sh, -31)) & p) return false;
   }
-  const int32_t sum2 = g.mode == 2 ? 2 : g.mode == 3 ? 1 : 0;   /* the vector with the other taps (5x5) */
+  int8_t *const recs = c->scr, *const wpk = c->scr + 384, *const tab = c->scr + QDP_FIXED;
+  uint32_t *const rtab = (uint32_t *)(void *)(tab + g.tab);
+  int8_t *const plane = tab + g.tab + g.rtab;
+  qdp_table(&g, c, plane, tab);
+  /* weight vector n's lanes: byte offsets of their taps in the packed taps (4 a tap), 4 T (the zero word after
+   * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
+  uint8x16_t woff[4];
+  for (int32_t n = 0; n < nw; n++) woff[n] = vld1q_u8(qdp_woff[g.mode][n]);
+  const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g.mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g.mode == 0 ? 0 : 1]),
+                                                (uint8_t)g.Wp), 4);
+  const bool sum2 = K == 5;   /* 5x5: vectors 0 and 2 (stride 1) or 1 (stride 2) hold the taps, else vector 0 */
   const uint32_t io = (uint32_t)c->in_off;
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const bool sat8 = c->amin == -128 && c->amax == 127;
@@ -363,38 +417,78 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const int8_t *x,
   blk.tab = tab; blk.passes = g.passes; blk.oo = c->out_off + (sat8 ? 0 : 128);
   blk.k1 = 127 - c->amax; blk.k2 = 127 - c->amax + c->amin + 128; blk.amin = c->amin;
   const bool aligned = (O & 3) == 0 && c->x.sw == O && !(((uintptr_t)x | (uintptr_t)c->x.sh | (uintptr_t)c->x.sn) & 3u);
+  const bool wal = (O & 3) == 0 && !((uintptr_t)c->w & 3u);
   const int8_t *const wt = c->w;
   const int32_t *const bia = c->bias, *const mul = c->mult, *const shf = c->shift;
-  const int32_t OH = c->y.h, OW = c->y.w, rsz = 16 * (nw + 2);
+  const int32_t OH = c->y.h, OW = c->y.w, W = c->x.w, rsz = 16 * (nw + 2);
+  qdp_src src;
+  src.g = &g; src.plane = plane; src.H = c->x.h; src.W = W; src.xsh = c->x.sh; src.xsw = c->x.sw;
+  src.aligned = aligned; src.pcols = g.nchunks > 1; src.prows = g.nbands > 1 || g.nchunks > 1; src.vpad = vpad;
+  src.rtab = NULL;
+  if (!src.pcols) {   /* one chunk: the padding once for the call; whole rows of NHWC pixels are one run */
+    for (int32_t j = 0; j < g.plane; j += 16) vst1q_s8(plane + j, vpad);
+    const int32_t cw = W - (-c->pw) < g.Wp ? W + c->pw : g.Wp;
+    if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
+      uint32_t *rt = rtab, o = 0;
+      for (int32_t r = (g.rtab - 16) / (4 * W); r > 0; r--, o += 4u * (uint32_t)(g.Wp - W))   /* the rows it holds */
+        for (int32_t j = 0; j < W; j++, o += 4) *rt++ = o;
+      src.rtab = rtab;
+    }
+  }
   for (int32_t c0 = 0; c0 < O; c0 += 4) {
     const int32_t live = O - c0 < 4 ? O - c0 : 4;
     /* packed taps: wpk[4 t + k] = channel c0 + k's tap t */
-    for (int32_t t = 0; t < T; t++)
-      for (int32_t k = 0; k < 4; k++) wpk[4 * t + k] = k < live ? wt[(ptrdiff_t)t * O + c0 + k] : 0;
-    for (int32_t k = 0; k < live; k++) {
-      int8_t *r = recs + k * rsz;
-      int32_t sw = 0;
-      for (int32_t n = 0; n < nw; n++) {
-        const int8x16_t w = vldrbq_gather_offset_z_s8(wpk + k, woff[n], wp[n]);
-        vst1q_s8(r + 16 * n, w);
-        if (n == 0 || n == sum2) sw += vaddvq_s8(w);
+    if (wal)
+      for (int32_t t = 0; t < T; t++)
+        ((uint32_t *)(void *)wpk)[t] = *(const uint32_t *)(const void *)(wt + (ptrdiff_t)t * O + c0);
+    else
+      for (int32_t t = 0; t < T; t++)
+        for (int32_t k = 0; k < 4; k++) wpk[4 * t + k] = k < live ? wt[(ptrdiff_t)t * O + c0 + k] : 0;
+    ((uint32_t *)(void *)wpk)[T] = 0;
+    /* the group's records: weight vectors and G per channel, then mult, shift, constant and k, four channels a
+     * scatter store */
+    int32_t sums[4] __attribute__((aligned(16)));
+    if (nw == 4)
+      for (int32_t k = 0; k < live; k++) {
+        int8_t *r = recs + k * rsz;
+        const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w2 = vldrbq_gather_offset_s8(wpk + k, woff[2]);
+        vst1q_s8(r, w0); vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, woff[1]));
+        vst1q_s8(r + 32, w2); vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, woff[3]));
+        vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)k));
+        sums[k] = vaddvq_s8(w0) + (sum2 ? vaddvq_s8(w2) : 0);
       }
-      vst1q_u8((uint8_t *)r + 16 * nw, vaddq_n_u8(goff, (uint8_t)k));
-      int32_t *pr = (int32_t *)(void *)(r + 16 * (nw + 1));
-      pr[0] = mul[c0 + k]; pr[1] = shf[c0 + k];
-      pr[2] = (int32_t)((bia ? (uint32_t)bia[c0 + k] : 0u) + io * (uint32_t)sw);
-      pr[3] = k;
+    else
+      for (int32_t k = 0; k < live; k++) {
+        int8_t *r = recs + k * rsz;
+        const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w1 = vldrbq_gather_offset_s8(wpk + k, woff[1]);
+        vst1q_s8(r, w0); vst1q_s8(r + 16, w1);
+        vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)k));
+        sums[k] = vaddvq_s8(w0) + (sum2 ? vaddvq_s8(w1) : 0);
+      }
+    {
+      const mve_pred16_t p = vctp32q((uint32_t)live);
+      const uint32x4_t ro = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)rsz);
+      uint32_t *const r0 = (uint32_t *)(void *)(recs + 16 * (nw + 1));
+      const uint32x4_t bias = bia ? vld1q_z_u32((const uint32_t *)bia + c0, p) : vdupq_n_u32(0);
+      vstrwq_scatter_offset_p_u32(r0, ro, vld1q_z_u32((const uint32_t *)mul + c0, p), p);
+      vstrwq_scatter_offset_p_u32(r0 + 1, ro, vld1q_z_u32((const uint32_t *)shf + c0, p), p);
+      vstrwq_scatter_offset_p_u32(r0 + 2, ro, vmlaq_n_u32(bias, vld1q_z_u32((const uint32_t *)sums, p), io), p);
+      vstrwq_scatter_offset_p_u32(r0 + 3, ro, vidupq_n_u32(0, 1), p);
     }
-    for (int32_t n = 0; n < c->y.n; n++)
+    src.live = live;
+    for (int32_t n = 0; n < c->y.n; n++) {
+      src.xn = x + n * c->x.sn + c0;
       for (int32_t bi = 0; bi < g.nbands; bi++) {
         const int32_t oh0 = bi + 1 == g.nbands ? OH - g.nb : bi * g.nb;
         for (int32_t ci = 0; ci < g.nchunks; ci++) {
           const int32_t ow0 = ci + 1 == g.nchunks ? OW - g.cow : ci * g.cow;
-          qdp_build(&g, c, x + n * c->x.sn + c0, plane, oh0 * s - c->ph, ow0 * s - c->pw, live, aligned, vpad);
-          blk.rec = recs; blk.nch = live; blk.y = y + n * c->y.sn + (ptrdiff_t)oh0 * c->y.sh + (ptrdiff_t)ow0 * c->y.sw + c0;
+          qdp_build(&src, oh0 * s - c->ph, ow0 * s - c->pw);
+          blk.rec = recs; blk.nch = live;
+          blk.y = y + n * c->y.sn + (ptrdiff_t)oh0 * c->y.sh + (ptrdiff_t)ow0 * c->y.sw + c0;
           run(&blk);
         }
       }
+    }
   }
   return true;
 }
