@@ -20,8 +20,8 @@ from .errors import BakeError
 from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
-_BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
-           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "QDP_SCRATCH", "QDP_FIXED", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
+_BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QDW_TW", "QDW_ASC", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
+           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "QDP_SCRATCH", "QDP_QUADS", "QDP_WPK", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
 ISAS = ("mve", "dsp", "plain")
 
 
@@ -167,11 +167,18 @@ def qconv_mve(c: dict) -> int:
 
 
 def qdw_as_conv(c: dict) -> int:
-    """depthwise.c qdw_as_conv_scratch: one input channel, the weights transposed, then the GEMM's."""
-    T, O = c["KH"] * c["KW"], c["y"]["c"]
+    """depthwise.c qdw_as_conv_scratch: one input channel, the weights transposed, then the GEMM's for a band of
+    output rows (the most within QDW_ASC; all of them where a band would start in the bottom padding)."""
+    T, O, OH = c["KH"] * c["KW"], c["y"]["c"], c["y"]["h"]
     if c["x"]["c"] != 1 or T * O > bounds()["QDW_TW"]:
         return 0
-    return _a16(T * O) + qconv_mve(dict(c, depthwise=False, cpg=1, opg=O))
+    d = dict(c, depthwise=False, cpg=1, opg=O)
+    if (OH - 1) * c["sh"] - c["ph"] < c["x"]["h"]:
+        for r in range(OH, 0, -1):
+            d = dict(d, y=dict(c["y"], h=r))
+            if r == 1 or _a16(T * O) + qconv_mve(d) <= bounds()["QDW_ASC"]:
+                break
+    return _a16(T * O) + qconv_mve(d)
 
 
 def qdw_lanes(c: dict) -> int:
@@ -220,7 +227,7 @@ _QDP_MODES = {(3, 1): (2, 2, 2, 1, 4, 4), (3, 2): (1, 2, 4, 1, 5, 3), (5, 1): (2
 
 
 def qdw_patch(c: dict) -> int:
-    """dw_patch_mve.h qdp_scratch: QDP_FIXED, the pass table, the raster table, the quad plane (qdp_geo_of: chunks of columns
+    """dw_patch_mve.h qdp_scratch: channel records, packed taps, the raster table, Q pass tables and quad planes (qdp_geo_of: chunks of columns
     within the gather's 8-bit offsets, the tallest band within QDP_SCRATCH, then bands of equal height)."""
     b = bounds()
     K, s, O, OH, OW = c["KH"], c["sh"], c["y"]["c"], c["y"]["h"], c["y"]["w"]
@@ -257,7 +264,12 @@ def qdw_patch(c: dict) -> int:
     nbands = (OH + nb - 1) // nb
     nb = max((OH + nbands - 1) // nbands, bh)
     Hp = (nb - 1) * s + K
-    return b["QDP_FIXED"] + _a16(passes(nb) * rec) + _a16(rtab(Hp)) + 4 * Wp * (Hp + 1) + 16
+    tab, rt, plane = _a16(passes(nb) * rec), _a16(rtab(Hp)), _a16(4 * Wp * (Hp + 1) + 16)
+    Q = 4   # quads a call: each its table and plane
+    while Q > 1 and (4 * (Q - 1) >= O or Q * (tab + plane) + rt > b["QDP_QUADS"]):
+        Q >>= 1
+    nw = 4 if s == 1 else 2
+    return 4 * Q * 16 * (nw + 3) + b["QDP_WPK"] + rt + Q * (tab + plane)
 
 
 def qdw_taps(c: dict) -> int:

@@ -51,23 +51,31 @@ __attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t 
 
 #ifdef CM_MVE
 /* One input channel and many outputs (a first layer) is a dense convolution whose OHWI weights are the
- * depthwise 1HWO ones transposed: here into the planned scratch (the first QDW_TW_BYTES), then the GEMM
- * (cm_gemm.h) with the rest of the scratch. */
+ * depthwise 1HWO ones transposed: here into the planned scratch (the first QDW_TW_BYTES), then the GEMM (cm_gemm.h)
+ * with the rest of the scratch, a band of output rows at a time: the most rows whose scratch stays within QDW_ASC
+ * (the GEMM's buffers grow with the pixels of a call), all of them where a band would start in the bottom padding. */
 #define QDW_TW 4096
+#define QDW_ASC 6144
 #define QDW_TW_BYTES(c) (((uint32_t)((c)->KH * (c)->KW * (c)->y.c) + 15u) & ~15u)
 static bool qdw_conv_view(const qconv *c, qconv *d) {
   if (c->x.c != 1 || (int64_t)c->KH * c->KW * c->y.c > QDW_TW) return false;
   *d = *c;
   d->depthwise = false; d->cpg = 1; d->opg = c->y.c;
+  const int32_t OH = c->y.h;
+  if ((int64_t)(OH - 1) * c->sh - c->ph >= c->x.h) return true;
+  for (int32_t r = OH; r >= 1; r--) {
+    d->y.h = r;
+    if (r == 1 || QDW_TW_BYTES(c) + qconv_mve_scratch(d) <= QDW_ASC) break;
+  }
   return true;
 }
-/* planned scratch (ET_SCRATCH; kernel_scratch.py mirrors it): the transposed weights, then qconv_mve's */
+/* planned scratch (ET_SCRATCH; kernel_scratch.py mirrors it): the transposed weights, then qconv_mve's of a band */
 static uint32_t qdw_as_conv_scratch(const qconv *c) {
   qconv d;
   return qdw_conv_view(c, &d) ? QDW_TW_BYTES(c) + qconv_mve_scratch(&d) : 0u;
 }
 static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
-  const int32_t T = c->KH * c->KW, O = c->y.c;
+  const int32_t T = c->KH * c->KW, O = c->y.c, OH = c->y.h;
   qconv d;
   if (!c->scr || !qdw_conv_view(c, &d)) return false;
   int8_t *const wt = c->scr;   /* QDW_TW_BYTES(c) of scratch */
@@ -75,7 +83,16 @@ static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
   for (int32_t o = 0; o < O; o++)
     for (int32_t t = 0; t < T; t++) wt[o * T + t] = w[(ptrdiff_t)t * O + o];
   d.w = wt; d.scr = c->scr + QDW_TW_BYTES(c);
-  return qconv_mve(&d, x, y);
+  const int32_t R = d.y.h;
+  for (int32_t oh0 = 0; oh0 < OH; oh0 += R) {   /* a band: its input rows from the first one it reads */
+    qconv b = d;
+    const int32_t ih = oh0 * c->sh - c->ph, skip = ih < 0 ? 0 : ih;
+    b.y.h = OH - oh0 < R ? OH - oh0 : R;
+    b.ph = ih < 0 ? -ih : 0;
+    b.x.h = c->x.h - skip;
+    if (!qconv_mve(&b, x + (ptrdiff_t)skip * c->x.sh, y + (ptrdiff_t)oh0 * c->y.sh)) return false;   /* only the first */
+  }
+  return true;
 }
 #endif
 

@@ -23,7 +23,8 @@
  *     is moved back by one (its outputs overlap the previous block's: the same values stored twice), a last
  *     pass short of blocks repeats its last one. */
 #define QDP_SCRATCH 6144   /* a band's quad plane and the pass table at most (planned scratch) */
-#define QDP_FIXED 512      /* the group's channel records (4 x 96 bytes) and packed taps (112 bytes) */
+#define QDP_QUADS 3072     /* quads' tables and planes (with the raster table) within which up to 4 quads run a call */
+#define QDP_WPK 112        /* packed taps of a quad (4 x 25) and a zero word */
 
 /* per mode (3x3 s1, 3x3 s2, 5x5 s1, 5x5 s2): block rows, block columns, blocks a pass, pointers a block,
  * weight vectors, patch columns, patch rows */
@@ -34,6 +35,7 @@ typedef struct {
   int32_t mode, K, s, bh, bw, bpp, pb, nw, pw, ph;
   int32_t Wp, Hp, cow, nchunks, nb, nbands, passes, rec;  /* rec: bytes of a pass's table record */
   int32_t tab, rtab, plane;                               /* their bytes (rtab: see qdp_build) */
+  int32_t Q, rsz;  /* quads (4 channels each: their own table and plane) a call; a channel record's bytes */
 } qdp_geo;
 
 static int64_t qdp_passes(const qdp_geo *g, int32_t nb, int32_t cow) {
@@ -77,21 +79,23 @@ static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
   g->passes = (int32_t)qdp_passes(g, g->nb, g->cow);
   g->tab = (g->passes * g->rec + 15) & ~15;
   g->rtab = g->nchunks == 1 ? (4 * (g->Hp < c->x.h ? g->Hp : c->x.h) * c->x.w + 16 + 15) & ~15 : 0;
-  g->plane = 4 * g->Wp * (g->Hp + 1) + 16;   /* a row of slack: 5x5 stride 2 reads one row past (weights 0) */
+  g->plane = (4 * g->Wp * (g->Hp + 1) + 16 + 15) & ~15;   /* a row of slack: 5x5 stride 2 reads one row past */
+  g->Q = 4;
+  while (g->Q > 1 && (4 * (g->Q - 1) >= O || g->Q * (g->tab + g->plane) + g->rtab > QDP_QUADS)) g->Q >>= 1;
+  g->rsz = 16 * (g->nw + 3);
   return true;
 }
 
-/* Planned scratch of the patch path (ET_SCRATCH; kernel_scratch.py mirrors it): QDP_FIXED, the pass table, the
- * raster table (one chunk of columns: a plane offset per interior pixel), the quad plane */
+/* Planned scratch of the patch path (ET_SCRATCH; kernel_scratch.py mirrors it): 4 Q channel records, the packed
+ * taps, the raster table (one chunk of columns: a plane offset per interior pixel), Q pass tables and quad planes */
 static uint32_t qdp_scratch(const qconv *c) {
   qdp_geo g;
-  return qdp_geo_of(c, &g) ? (uint32_t)(QDP_FIXED + g.tab + g.rtab + g.plane) : 0u;
+  return qdp_geo_of(c, &g) ? (uint32_t)(4 * g.Q * g.rsz + QDP_WPK + g.rtab + g.Q * (g.tab + g.plane)) : 0u;
 }
 
 typedef struct {
-  const int8_t *rec;  /*  0: the next channel's record: weight vectors, G, mult, shift, constant, 0 */
-  const int8_t *tab;  /*  4 */
-  int32_t passes;     /*  8 */
+  const int8_t *rec;  /*  0: the next channel's record (see QDP_RUNS) */
+  int32_t unused[2];  /*  4 */
   int32_t nch;        /* 12: channels left */
   int8_t *y;          /* 16: the group's first output byte of the band and chunk */
   int32_t k1, k2, amin; /* 20: clamp: 127 - amax, k1 + amin + 128 (bytes), amin */
@@ -165,28 +169,52 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "vqsub.u8 q7, q7, r11\n\t"                                                                            \
   "vadd.i8 q7, q7, r12\n\t"
 #define QDP_STORE "vldrw.u32 q6, [r4], #16\n\tvstrb.16 q7, [r9, q6]\n\t"
-/* every channel of the group: its record (nw weight vectors, G, mult shift constant), the passes */
-#define QDP_RUN(name, pass, loadw, fin)                                                                 \
+/* every channel of the call: its record (nw weight vectors, G, then table, mult, shift, constant, k, passes, 2 words),
+ * its passes. Without a clamp: r10 the record, r11 the channels left, r12 the output base; with one, those live in
+ * blk (at [sp]) */
+#define QDP_REC(p, loadw)                                                                               \
+  loadw                                                                                                 \
+  "vldrw.u32 q4, [" p "], #16\n\t"                                                                      \
+  "ldm " p "!, {r4, r5, r6, r7, r9, lr}\n\t"                                                            \
+  "add " p ", " p ", #8\n\t"
+#define QDP_RUNS(name, pass, loadw)                                                                     \
+  __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
+    register qdp_blk *b __asm__("r0") = blk;                                                            \
+    __asm__ volatile(                                                                                   \
+        "ldr r8, [%[b], #32]\n\t"                                                                       \
+        "ldr r10, [%[b]]\n\t"                                                                           \
+        "ldr r11, [%[b], #12]\n\t"                                                                      \
+        "ldr r12, [%[b], #16]\n"                                                                         \
+        "1:\n\t" QDP_REC("r10", loadw)                                                                   \
+        "add r9, r9, r12\n\t"                                                                           \
+        "wls lr, lr, 3f\n"                                                                               \
+        "2:\n\t" pass QDP_REQ QDP_SAT QDP_STORE "le lr, 2b\n"                                            \
+        "3:\n\t"                                                                                        \
+        "subs r11, r11, #1\n\t"                                                                         \
+        "bne 1b"                                                                                        \
+        : [b] "+r"(b)                                                                                   \
+        :                                                                                               \
+        : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", \
+          "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
+          "cc");                                                                                        \
+  }
+#define QDP_RUNC(name, pass, loadw)                                                                     \
   __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
     register qdp_blk *b __asm__("r0") = blk;                                                            \
     __asm__ volatile(                                                                                   \
         "push {%[b]}\n\t"                                                                               \
         "ldrd r10, r11, [%[b], #20]\n\t"                                                                \
-        "ldr r12, [%[b], #28]\n"                                                                        \
+        "ldr r12, [%[b], #28]\n\t"                                                                      \
+        "ldr r8, [%[b], #32]\n"                                                                          \
         "1:\n\t"                                                                                        \
-        "ldr r4, [sp]\n\t"                                                                              \
-        "ldr r1, [r4]\n\t"                                                                              \
-        loadw                                                                                           \
-        "vldrw.u32 q4, [r1], #16\n\t"                                                                   \
-        "ldm r1!, {r5, r6, r7, r9}\n\t"                                                                 \
-        "str r1, [r4]\n\t"                                                                              \
-        "ldr r0, [r4, #16]\n\t"                                                                         \
+        "ldr r1, [sp]\n\t"                                                                              \
+        "ldr r0, [r1, #16]\n\t"                                                                         \
+        "ldr r1, [r1]\n\t" QDP_REC("r1", loadw)                                                          \
         "add r9, r9, r0\n\t"                                                                            \
-        "ldr r8, [r4, #32]\n\t"                                                                         \
-        "ldr lr, [r4, #8]\n\t"                                                                          \
-        "ldr r4, [r4, #4]\n\t"                                                                          \
-        "wls lr, lr, 3f\n"                                                                              \
-        "2:\n\t" pass QDP_REQ fin QDP_STORE "le lr, 2b\n"                                               \
+        "ldr r0, [sp]\n\t"                                                                              \
+        "str r1, [r0]\n\t"                                                                              \
+        "wls lr, lr, 3f\n"                                                                               \
+        "2:\n\t" pass QDP_REQ QDP_CLAMP QDP_STORE "le lr, 2b\n"                                          \
         "3:\n\t"                                                                                        \
         "ldr r1, [sp]\n\t"                                                                              \
         "ldr r0, [r1, #12]\n\t"                                                                         \
@@ -200,17 +228,19 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
           "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
           "cc");                                                                                        \
   }
-#define QDP_W2 "vldrw.u32 q0, [r1], #16\n\tvldrw.u32 q1, [r1], #16\n\t"
-#define QDP_W4 QDP_W2 "vldrw.u32 q2, [r1], #16\n\tvldrw.u32 q3, [r1], #16\n\t"
-QDP_RUN(qdp_33s, QDP_P33, QDP_W4, QDP_SAT)
-QDP_RUN(qdp_33c, QDP_P33, QDP_W4, QDP_CLAMP)
-QDP_RUN(qdp_32s, QDP_P32, QDP_W2, QDP_SAT)
-QDP_RUN(qdp_32c, QDP_P32, QDP_W2, QDP_CLAMP)
-QDP_RUN(qdp_51s, QDP_P51, QDP_W4, QDP_SAT)
-QDP_RUN(qdp_51c, QDP_P51, QDP_W4, QDP_CLAMP)
-QDP_RUN(qdp_52s, QDP_P52, QDP_W2, QDP_SAT)
-QDP_RUN(qdp_52c, QDP_P52, QDP_W2, QDP_CLAMP)
-#undef QDP_RUN
+#define QDP_W2(p) "vldrw.u32 q0, [" p "], #16\n\tvldrw.u32 q1, [" p "], #16\n\t"
+#define QDP_W4(p) QDP_W2(p) "vldrw.u32 q2, [" p "], #16\n\tvldrw.u32 q3, [" p "], #16\n\t"
+QDP_RUNS(qdp_33s, QDP_P33, QDP_W4("r10"))
+QDP_RUNC(qdp_33c, QDP_P33, QDP_W4("r1"))
+QDP_RUNS(qdp_32s, QDP_P32, QDP_W2("r10"))
+QDP_RUNC(qdp_32c, QDP_P32, QDP_W2("r1"))
+QDP_RUNS(qdp_51s, QDP_P51, QDP_W4("r10"))
+QDP_RUNC(qdp_51c, QDP_P51, QDP_W4("r1"))
+QDP_RUNS(qdp_52s, QDP_P52, QDP_W2("r10"))
+QDP_RUNC(qdp_52c, QDP_P52, QDP_W2("r1"))
+#undef QDP_RUNS
+#undef QDP_RUNC
+#undef QDP_REC
 #undef QDP_W2
 #undef QDP_W4
 #undef QDP_STORE
@@ -298,15 +328,22 @@ __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c
  * columns outside it when pcols (else they still hold the call's first fill). aligned: the 4 channels are a word at
  * every pixel (C % 4 == 0), rtab: the interior is one run of NHWC pixels (whole rows, no column chunks), copied
  * 4 pixels a gather and scattered by rtab's plane offsets. */
-typedef struct { const qdp_geo *g; const int8_t *xn; int8_t *plane; const uint32_t *rtab; int32_t H, W, live;
+typedef struct { const qdp_geo *g; const int8_t *xn; int8_t *plane; const uint32_t *rtab; int32_t H, W, live, qstep;
                  ptrdiff_t xsh, xsw; bool aligned, pcols, prows; int8x16_t vpad; } qdp_src;
-__attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t ih0, int32_t iw0) {
+static void qdp_build1(const qdp_src *q, int8_t *const plane, const int8_t *xn, int32_t live, int32_t ih0,
+                       int32_t iw0);
+/* the call's quads: quad i = channels 4 i.. of xn into the i-th plane */
+__attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads, int32_t ih0, int32_t iw0) {
+  for (int32_t i = 0; i < quads; i++)
+    qdp_build1(q, q->plane + i * q->qstep, q->xn + 4 * i, q->live - 4 * i < 4 ? q->live - 4 * i : 4, ih0, iw0);
+}
+__attribute__((always_inline)) inline static void qdp_build1(const qdp_src *q, int8_t *const plane, const int8_t *xn,
+                                                              int32_t live, int32_t ih0, int32_t iw0) {
   const int32_t Wp = q->g->Wp, Hp = q->g->Hp;
   const ptrdiff_t xsh = q->xsh, xsw = q->xsw;
   const int32_t ja = iw0 < 0 ? -iw0 : 0, jb = q->W - iw0 < Wp ? q->W - iw0 : Wp, cw = jb - ja;
   const int32_t ia = ih0 < 0 ? (-ih0 < Hp ? -ih0 : Hp) : 0, ib0 = q->H - ih0 < Hp ? q->H - ih0 : Hp;
   const int32_t ib = cw > 0 && ib0 > ia ? ib0 : ia;   /* interior rows [ia, ib) */
-  int8_t *const plane = q->plane;
   const int8x16_t vpad = q->vpad;
   for (int32_t i = 0; i < Hp && q->prows; i++) {   /* the rows outside (one band: still the call's fill) */
     if (i == ia) i = ib;
@@ -316,7 +353,7 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t ih0, i
   }
   if (ib <= ia) return;
   const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
-  const int8_t *src = q->xn + (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw;
+  const int8_t *src = xn + (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw;
   int8_t *dst = plane + 4 * ((ptrdiff_t)ia * Wp + ja);
   if (q->rtab) {
     const int32_t n = (ib - ia) * cw;
@@ -335,7 +372,7 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t ih0, i
   const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
   const uint16x8_t lane = vidupq_n_u16(0, 1);
   const uint16x8_t offb = vaddq_u16(vandq_u16(lane, vdupq_n_u16(3)), vmulq_n_u16(vshrq_n_u16(lane, 2), (uint16_t)xsw));
-  const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)q->live), vandq_u16(lane, vdupq_n_u16(3)));
+  const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)live), vandq_u16(lane, vdupq_n_u16(3)));
   const mve_pred16_t pw = vctp32q((uint32_t)(cw & 3)), pb = vctp16q((uint32_t)(4 * (cw & 1))) & plive;
   for (int32_t i = ia; i < ib; i++, src += xsh, dst += 4 * Wp) {
     if (q->pcols) {
@@ -397,10 +434,11 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
     const int32x4_t m = vld1q_z_s32(c->mult + oc, p), sh = vld1q_z_s32(c->shift + oc, p);
     if ((vcmpleq_n_s32(m, 0) | vcmpgtq_n_s32(sh, -1) | vcmpltq_n_s32(sh, -31)) & p) return false;
   }
-  int8_t *const recs = c->scr, *const wpk = c->scr + 384, *const tab = c->scr + QDP_FIXED;
-  uint32_t *const rtab = (uint32_t *)(void *)(tab + g.tab);
-  int8_t *const plane = tab + g.tab + g.rtab;
-  qdp_table(&g, c, plane, tab);
+  const int32_t Q = g.Q, rsz = g.rsz, qstep = g.tab + g.plane;
+  int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
+  uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
+  int8_t *const tab0 = wpk + QDP_WPK + g.rtab, *const plane = tab0 + g.tab;   /* quad i's: + i qstep */
+  for (int32_t i = 0; i < Q; i++) qdp_table(&g, c, plane + i * qstep, tab0 + i * qstep);
   /* weight vector n's lanes: byte offsets of their taps in the packed taps (4 a tap), 4 T (the zero word after
    * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
   uint8x16_t woff[4];
@@ -414,19 +452,20 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
   void (*const run)(qdp_blk *) = g.mode == 0 ? (sat8 ? qdp_33s : qdp_33c) : g.mode == 1 ? (sat8 ? qdp_32s : qdp_32c)
                                  : g.mode == 2 ? (sat8 ? qdp_51s : qdp_51c) : (sat8 ? qdp_52s : qdp_52c);
   qdp_blk blk;
-  blk.tab = tab; blk.passes = g.passes; blk.oo = c->out_off + (sat8 ? 0 : 128);
+  blk.oo = c->out_off + (sat8 ? 0 : 128);
   blk.k1 = 127 - c->amax; blk.k2 = 127 - c->amax + c->amin + 128; blk.amin = c->amin;
   const bool aligned = (O & 3) == 0 && c->x.sw == O && !(((uintptr_t)x | (uintptr_t)c->x.sh | (uintptr_t)c->x.sn) & 3u);
   const bool wal = (O & 3) == 0 && !((uintptr_t)c->w & 3u);
   const int8_t *const wt = c->w;
   const int32_t *const bia = c->bias, *const mul = c->mult, *const shf = c->shift;
-  const int32_t OH = c->y.h, OW = c->y.w, W = c->x.w, rsz = 16 * (nw + 2);
+  const int32_t OH = c->y.h, OW = c->y.w, W = c->x.w;
   qdp_src src;
-  src.g = &g; src.plane = plane; src.H = c->x.h; src.W = W; src.xsh = c->x.sh; src.xsw = c->x.sw;
+  src.g = &g; src.plane = plane; src.qstep = qstep; src.H = c->x.h; src.W = W; src.xsh = c->x.sh; src.xsw = c->x.sw;
   src.aligned = aligned; src.pcols = g.nchunks > 1; src.prows = g.nbands > 1 || g.nchunks > 1; src.vpad = vpad;
   src.rtab = NULL;
   if (!src.pcols) {   /* one chunk: the padding once for the call; whole rows of NHWC pixels are one run */
-    for (int32_t j = 0; j < g.plane; j += 16) vst1q_s8(plane + j, vpad);
+    for (int32_t i = 0; i < Q; i++)
+      for (int32_t j = 0; j < g.plane; j += 16) vst1q_s8(plane + i * qstep + j, vpad);
     const int32_t cw = W - (-c->pw) < g.Wp ? W + c->pw : g.Wp;
     if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
       uint32_t *rt = rtab, o = 0;
@@ -435,45 +474,49 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
       src.rtab = rtab;
     }
   }
-  for (int32_t c0 = 0; c0 < O; c0 += 4) {
-    const int32_t live = O - c0 < 4 ? O - c0 : 4;
-    /* packed taps: wpk[4 t + k] = channel c0 + k's tap t */
-    if (wal)
-      for (int32_t t = 0; t < T; t++)
-        ((uint32_t *)(void *)wpk)[t] = *(const uint32_t *)(const void *)(wt + (ptrdiff_t)t * O + c0);
-    else
-      for (int32_t t = 0; t < T; t++)
-        for (int32_t k = 0; k < 4; k++) wpk[4 * t + k] = k < live ? wt[(ptrdiff_t)t * O + c0 + k] : 0;
-    ((uint32_t *)(void *)wpk)[T] = 0;
-    /* the group's records: weight vectors and G per channel, then mult, shift, constant and k, four channels a
-     * scatter store */
-    int32_t sums[4] __attribute__((aligned(16)));
-    if (nw == 4)
-      for (int32_t k = 0; k < live; k++) {
-        int8_t *r = recs + k * rsz;
-        const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w2 = vldrbq_gather_offset_s8(wpk + k, woff[2]);
-        vst1q_s8(r, w0); vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, woff[1]));
-        vst1q_s8(r + 32, w2); vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, woff[3]));
-        vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)k));
-        sums[k] = vaddvq_s8(w0) + (sum2 ? vaddvq_s8(w2) : 0);
-      }
-    else
-      for (int32_t k = 0; k < live; k++) {
-        int8_t *r = recs + k * rsz;
-        const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w1 = vldrbq_gather_offset_s8(wpk + k, woff[1]);
-        vst1q_s8(r, w0); vst1q_s8(r + 16, w1);
-        vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)k));
-        sums[k] = vaddvq_s8(w0) + (sum2 ? vaddvq_s8(w1) : 0);
-      }
-    {
-      const mve_pred16_t p = vctp32q((uint32_t)live);
-      const uint32x4_t ro = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)rsz);
-      uint32_t *const r0 = (uint32_t *)(void *)(recs + 16 * (nw + 1));
-      const uint32x4_t bias = bia ? vld1q_z_u32((const uint32_t *)bia + c0, p) : vdupq_n_u32(0);
-      vstrwq_scatter_offset_p_u32(r0, ro, vld1q_z_u32((const uint32_t *)mul + c0, p), p);
-      vstrwq_scatter_offset_p_u32(r0 + 1, ro, vld1q_z_u32((const uint32_t *)shf + c0, p), p);
-      vstrwq_scatter_offset_p_u32(r0 + 2, ro, vmlaq_n_u32(bias, vld1q_z_u32((const uint32_t *)sums, p), io), p);
-      vstrwq_scatter_offset_p_u32(r0 + 3, ro, vidupq_n_u32(0, 1), p);
+  const uint32x4_t ro = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)rsz);
+  for (int32_t c0 = 0; c0 < O; c0 += 4 * Q) {
+    const int32_t live = O - c0 < 4 * Q ? O - c0 : 4 * Q, quads = (live + 3) / 4;
+    for (int32_t qd = 0; qd < quads; qd++) {
+      const int32_t q0 = c0 + 4 * qd, ql = live - 4 * qd < 4 ? live - 4 * qd : 4;
+      /* packed taps: wpk[4 t + k] = channel q0 + k's tap t */
+      if (wal)
+        for (int32_t t = 0; t < T; t++)
+          ((uint32_t *)(void *)wpk)[t] = *(const uint32_t *)(const void *)(wt + (ptrdiff_t)t * O + q0);
+      else
+        for (int32_t t = 0; t < T; t++)
+          for (int32_t k = 0; k < 4; k++) wpk[4 * t + k] = k < ql ? wt[(ptrdiff_t)t * O + q0 + k] : 0;
+      ((uint32_t *)(void *)wpk)[T] = 0;
+      /* the quad's records: weight vectors and G per channel, then table, mult, shift, constant, k and passes,
+       * four channels a scatter store */
+      int8_t *const rq = recs + 4 * qd * rsz;
+      int32_t sums[4] __attribute__((aligned(16)));
+      if (nw == 4)
+        for (int32_t k = 0; k < ql; k++) {
+          int8_t *r = rq + k * rsz;
+          const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w2 = vldrbq_gather_offset_s8(wpk + k, woff[2]);
+          vst1q_s8(r, w0); vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, woff[1]));
+          vst1q_s8(r + 32, w2); vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, woff[3]));
+          vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)k));
+          sums[k] = vaddvq_s8(w0) + (sum2 ? vaddvq_s8(w2) : 0);
+        }
+      else
+        for (int32_t k = 0; k < ql; k++) {
+          int8_t *r = rq + k * rsz;
+          const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w1 = vldrbq_gather_offset_s8(wpk + k, woff[1]);
+          vst1q_s8(r, w0); vst1q_s8(r + 16, w1);
+          vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)k));
+          sums[k] = vaddvq_s8(w0) + (sum2 ? vaddvq_s8(w1) : 0);
+        }
+      const mve_pred16_t p = vctp32q((uint32_t)ql);
+      uint32_t *const r0 = (uint32_t *)(void *)(rq + 16 * (nw + 1));
+      const uint32x4_t bias = bia ? vld1q_z_u32((const uint32_t *)bia + q0, p) : vdupq_n_u32(0);
+      vstrwq_scatter_offset_p_u32(r0, ro, vdupq_n_u32((uint32_t)(uintptr_t)(tab0 + qd * qstep)), p);
+      vstrwq_scatter_offset_p_u32(r0 + 1, ro, vld1q_z_u32((const uint32_t *)mul + q0, p), p);
+      vstrwq_scatter_offset_p_u32(r0 + 2, ro, vld1q_z_u32((const uint32_t *)shf + q0, p), p);
+      vstrwq_scatter_offset_p_u32(r0 + 3, ro, vmlaq_n_u32(bias, vld1q_z_u32((const uint32_t *)sums, p), io), p);
+      vstrwq_scatter_offset_p_u32(r0 + 4, ro, vidupq_n_u32((uint32_t)(4 * qd), 1), p);
+      vstrwq_scatter_offset_p_u32(r0 + 5, ro, vdupq_n_u32((uint32_t)g.passes), p);
     }
     src.live = live;
     for (int32_t n = 0; n < c->y.n; n++) {
@@ -482,7 +525,7 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
         const int32_t oh0 = bi + 1 == g.nbands ? OH - g.nb : bi * g.nb;
         for (int32_t ci = 0; ci < g.nchunks; ci++) {
           const int32_t ow0 = ci + 1 == g.nchunks ? OW - g.cow : ci * g.cow;
-          qdp_build(&src, oh0 * s - c->ph, ow0 * s - c->pw);
+          qdp_build(&src, quads, oh0 * s - c->ph, ow0 * s - c->pw);
           blk.rec = recs; blk.nch = live;
           blk.y = y + n * c->y.sn + (ptrdiff_t)oh0 * c->y.sh + (ptrdiff_t)ow0 * c->y.sw + c0;
           run(&blk);
