@@ -332,6 +332,20 @@ typedef struct { const qdp_geo *g; const int8_t *xn; int8_t *plane; const uint32
                  ptrdiff_t xsh, xsw; bool aligned, pcols, prows; int8x16_t vpad; } qdp_src;
 static void qdp_build1(const qdp_src *q, int8_t *const plane, const int8_t *xn, int32_t live, int32_t ih0,
                        int32_t iw0);
+/* rows of cw pixels (4 channels a word, step bytes apart) into plane rows pitch bytes apart: a word gather of 4
+ * pixels a store */
+__attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, int32_t rows, int32_t cw, ptrdiff_t xsh,
+                                                int32_t pitch, uint32x4_t offw, int32_t step) {
+  const int32_t n4 = cw >> 2;
+  const mve_pred16_t pt = vctp32q((uint32_t)(cw & 3));
+  for (; rows > 0; rows--, src += xsh, dst += pitch) {
+    const int8_t *s = src;
+    uint32_t *d = (uint32_t *)(void *)dst;
+    for (int32_t j = n4; j > 0; j--, s += step, d += 4)
+      vst1q_u32(d, vldrwq_gather_offset_u32((const uint32_t *)(const void *)s, offw));
+    if (pt) vstrwq_p_u32(d, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)s, offw, pt), pt);
+  }
+}
 /* the call's quads: quad i = channels 4 i.. of xn into the i-th plane */
 __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads, int32_t ih0, int32_t iw0) {
   for (int32_t i = 0; i < quads; i++)
@@ -369,30 +383,29 @@ __attribute__((always_inline)) inline static void qdp_build1(const qdp_src *q, i
     }
     return;
   }
-  const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
-  const uint16x8_t lane = vidupq_n_u16(0, 1);
-  const uint16x8_t offb = vaddq_u16(vandq_u16(lane, vdupq_n_u16(3)), vmulq_n_u16(vshrq_n_u16(lane, 2), (uint16_t)xsw));
-  const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)live), vandq_u16(lane, vdupq_n_u16(3)));
-  const mve_pred16_t pw = vctp32q((uint32_t)(cw & 3)), pb = vctp16q((uint32_t)(4 * (cw & 1))) & plive;
-  for (int32_t i = ia; i < ib; i++, src += xsh, dst += 4 * Wp) {
-    if (q->pcols) {
-      uint32_t *dw = (uint32_t *)(void *)(dst - 4 * ja);
+  if (q->pcols && (ja > 0 || jb < Wp)) {   /* an edge chunk: its padding columns */
+    const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
+    for (int32_t i = ia; i < ib; i++) {
+      uint32_t *dw = (uint32_t *)(void *)(plane + 4 * (ptrdiff_t)i * Wp);
       for (int32_t j = 0; j < ja; j++) dw[j] = padw;
       for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
     }
+  }
+  if (q->aligned) {
+    qdp_rows4(dst, src, ib - ia, cw, xsh, 4 * Wp, offw, 4 * xsw);
+    return;
+  }
+  const uint16x8_t lane = vidupq_n_u16(0, 1);
+  const uint16x8_t offb = vaddq_u16(vandq_u16(lane, vdupq_n_u16(3)), vmulq_n_u16(vshrq_n_u16(lane, 2), (uint16_t)xsw));
+  const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)live), vandq_u16(lane, vdupq_n_u16(3)));
+  const mve_pred16_t pb = vctp16q((uint32_t)(4 * (cw & 1))) & plive;
+  for (int32_t i = ia; i < ib; i++, src += xsh, dst += 4 * Wp) {   /* byte gathers: 2 pixels of 4 channels */
     const int8_t *s = src;
     int8_t *d = dst;
-    if (q->aligned) {
-      int32_t j = 0;
-      for (; j + 4 <= cw; j += 4, s += 4 * xsw, d += 16)
-        vst1q_u32((uint32_t *)(void *)d, vldrwq_gather_offset_u32((const uint32_t *)(const void *)s, offw));
-      if (j < cw) vstrwq_p_u32((uint32_t *)(void *)d, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)s, offw, pw), pw);
-    } else {
-      int32_t j = 0;
-      for (; j + 2 <= cw; j += 2, s += 2 * xsw, d += 8)
-        vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, plive), plive);
-      if (j < cw) vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, pb), pb);
-    }
+    int32_t j = 0;
+    for (; j + 2 <= cw; j += 2, s += 2 * xsw, d += 8)
+      vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, plive), plive);
+    if (j < cw) vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, pb), pb);
   }
 }
 
