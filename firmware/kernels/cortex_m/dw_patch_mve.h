@@ -24,7 +24,7 @@
  *     pass short of blocks repeats its last one. */
 #define QDP_SCRATCH 6144   /* a band's quad plane and the pass table at most (planned scratch) */
 #define QDP_QUADS 3072     /* quads' tables and planes (with the raster table) within which up to 4 quads run a call */
-#define QDP_WPK 112        /* packed taps of a quad (4 x 25) and a zero word */
+#define QDP_WPK 160        /* packed taps: 16 channels' 3x3 and a zero row, or a quad's 5x5 and a zero word */
 
 /* per mode (3x3 s1, 3x3 s2, 5x5 s1, 5x5 s2): block rows, block columns, blocks a pass, pointers a block,
  * weight vectors, patch columns, patch rows */
@@ -456,9 +456,11 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
    * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
   uint8x16_t woff[4];
   for (int32_t n = 0; n < nw; n++) woff[n] = vld1q_u8(qdp_woff[g.mode][n]);
+  uint8x16_t w16[4];   /* 3x3: the same lanes in the 16-channel packing (row t + 1 = tap t, row 0 = 0) */
+  for (int32_t n = 0; n < nw; n++)
+    w16[n] = vpselq_u8(vdupq_n_u8(0), vaddq_n_u8(vmulq_n_u8(woff[n], 4), 16), vcmpeqq_n_u8(woff[n], 36));
   const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g.mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g.mode == 0 ? 0 : 1]),
                                                 (uint8_t)g.Wp), 4);
-  const bool sum2 = K == 5;   /* 5x5: vectors 0 and 2 (stride 1) or 1 (stride 2) hold the taps, else vector 0 */
   const uint32_t io = (uint32_t)c->in_off;
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const bool sat8 = c->amin == -128 && c->amax == 127;
@@ -490,44 +492,63 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
   const uint32x4_t ro = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)rsz);
   for (int32_t c0 = 0; c0 < O; c0 += 4 * Q) {
     const int32_t live = O - c0 < 4 * Q ? O - c0 : 4 * Q, quads = (live + 3) / 4;
+    int32_t sums[16] __attribute__((aligned(16)));
+    if (K == 3) {   /* 16 channels' taps a vector: row t + 1 = tap t, row 0 = 0 */
+      const mve_pred16_t pl = vctp8q((uint32_t)live);
+      vst1q_s8(wpk, vdupq_n_s8(0));
+      for (int32_t t = 0; t < 9; t++) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(wt + (ptrdiff_t)t * O + c0, pl));
+      for (int32_t k = 0; k < live; k++) {
+        int8_t *r = recs + k * rsz;
+        const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, w16[0]);
+        vst1q_s8(r, w0);
+        vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, w16[1]));
+        if (nw == 4) {
+          vst1q_s8(r + 32, vldrbq_gather_offset_s8(wpk + k, w16[2]));
+          vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, w16[3]));
+        }
+        vst1q_u8((uint8_t *)r + 16 * nw, vaddq_n_u8(goff, (uint8_t)(k & 3)));
+        sums[k] = vaddvq_s8(w0);
+      }
+    }
     for (int32_t qd = 0; qd < quads; qd++) {
       const int32_t q0 = c0 + 4 * qd, ql = live - 4 * qd < 4 ? live - 4 * qd : 4;
-      /* packed taps: wpk[4 t + k] = channel q0 + k's tap t */
-      if (wal)
-        for (int32_t t = 0; t < T; t++)
-          ((uint32_t *)(void *)wpk)[t] = *(const uint32_t *)(const void *)(wt + (ptrdiff_t)t * O + q0);
-      else
-        for (int32_t t = 0; t < T; t++)
-          for (int32_t k = 0; k < 4; k++) wpk[4 * t + k] = k < ql ? wt[(ptrdiff_t)t * O + q0 + k] : 0;
-      ((uint32_t *)(void *)wpk)[T] = 0;
-      /* the quad's records: weight vectors and G per channel, then table, mult, shift, constant, k and passes,
-       * four channels a scatter store */
       int8_t *const rq = recs + 4 * qd * rsz;
-      int32_t sums[4] __attribute__((aligned(16)));
-      if (nw == 4)
-        for (int32_t k = 0; k < ql; k++) {
-          int8_t *r = rq + k * rsz;
-          const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w2 = vldrbq_gather_offset_s8(wpk + k, woff[2]);
-          vst1q_s8(r, w0); vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, woff[1]));
-          vst1q_s8(r + 32, w2); vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, woff[3]));
-          vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)k));
-          sums[k] = vaddvq_s8(w0) + (sum2 ? vaddvq_s8(w2) : 0);
-        }
-      else
-        for (int32_t k = 0; k < ql; k++) {
-          int8_t *r = rq + k * rsz;
-          const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w1 = vldrbq_gather_offset_s8(wpk + k, woff[1]);
-          vst1q_s8(r, w0); vst1q_s8(r + 16, w1);
-          vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)k));
-          sums[k] = vaddvq_s8(w0) + (sum2 ? vaddvq_s8(w1) : 0);
-        }
+      if (K == 5) {   /* packed taps: wpk[4 t + k] = channel q0 + k's tap t, then a zero word */
+        if (wal)
+          for (int32_t t = 0; t < T; t++)
+            ((uint32_t *)(void *)wpk)[t] = *(const uint32_t *)(const void *)(wt + (ptrdiff_t)t * O + q0);
+        else
+          for (int32_t t = 0; t < T; t++)
+            for (int32_t k = 0; k < 4; k++) wpk[4 * t + k] = k < ql ? wt[(ptrdiff_t)t * O + q0 + k] : 0;
+        ((uint32_t *)(void *)wpk)[T] = 0;
+        /* weight vectors and G per channel */
+        int32_t *const sq = sums + 4 * qd;
+        if (nw == 4)
+          for (int32_t k = 0; k < ql; k++) {
+            int8_t *r = rq + k * rsz;
+            const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w2 = vldrbq_gather_offset_s8(wpk + k, woff[2]);
+            vst1q_s8(r, w0); vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, woff[1]));
+            vst1q_s8(r + 32, w2); vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, woff[3]));
+            vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)k));
+            sq[k] = vaddvq_s8(w0) + vaddvq_s8(w2);
+          }
+        else
+          for (int32_t k = 0; k < ql; k++) {
+            int8_t *r = rq + k * rsz;
+            const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w1 = vldrbq_gather_offset_s8(wpk + k, woff[1]);
+            vst1q_s8(r, w0); vst1q_s8(r + 16, w1);
+            vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)k));
+            sq[k] = vaddvq_s8(w0) + vaddvq_s8(w1);
+          }
+      }
+      /* then table, mult, shift, constant, k and passes, four channels a scatter store */
       const mve_pred16_t p = vctp32q((uint32_t)ql);
       uint32_t *const r0 = (uint32_t *)(void *)(rq + 16 * (nw + 1));
       const uint32x4_t bias = bia ? vld1q_z_u32((const uint32_t *)bia + q0, p) : vdupq_n_u32(0);
       vstrwq_scatter_offset_p_u32(r0, ro, vdupq_n_u32((uint32_t)(uintptr_t)(tab0 + qd * qstep)), p);
       vstrwq_scatter_offset_p_u32(r0 + 1, ro, vld1q_z_u32((const uint32_t *)mul + q0, p), p);
       vstrwq_scatter_offset_p_u32(r0 + 2, ro, vld1q_z_u32((const uint32_t *)shf + q0, p), p);
-      vstrwq_scatter_offset_p_u32(r0 + 3, ro, vmlaq_n_u32(bias, vld1q_z_u32((const uint32_t *)sums, p), io), p);
+      vstrwq_scatter_offset_p_u32(r0 + 3, ro, vmlaq_n_u32(bias, vld1q_z_u32((const uint32_t *)sums + 4 * qd, p), io), p);
       vstrwq_scatter_offset_p_u32(r0 + 4, ro, vidupq_n_u32((uint32_t)(4 * qd), 1), p);
       vstrwq_scatter_offset_p_u32(r0 + 5, ro, vdupq_n_u32((uint32_t)g.passes), p);
     }
