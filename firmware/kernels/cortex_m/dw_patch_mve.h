@@ -330,8 +330,6 @@ __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c
  * 4 pixels a gather and scattered by rtab's plane offsets. */
 typedef struct { const qdp_geo *g; const int8_t *xn; int8_t *plane; const uint32_t *rtab; int32_t H, W, live, qstep;
                  ptrdiff_t xsh, xsw; bool aligned, pcols, prows; int8x16_t vpad; } qdp_src;
-static void qdp_build1(const qdp_src *q, int8_t *const plane, const int8_t *xn, int32_t live, int32_t ih0,
-                       int32_t iw0);
 /* rows of cw pixels (4 channels a word, step bytes apart) into plane rows pitch bytes apart: a word gather of 4
  * pixels a store */
 __attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, int32_t rows, int32_t cw, ptrdiff_t xsh,
@@ -346,15 +344,35 @@ __attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, 
     if (pt) vstrwq_p_u32(d, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)s, offw, pt), pt);
   }
 }
+/* rows [ia, ib) of the 4 quads' planes (qstep bytes apart) as one run of n NHWC pixels scattered by rtab */
+__attribute__((noinline)) static void qdp_raster4(int8_t *dst, const int8_t *src, const uint32_t *rt, int32_t n,
+                                                  ptrdiff_t qstep, uint32x4_t offw, int32_t step) {
+  const uint32x4_t o1 = vaddq_n_u32(offw, 4), o2 = vaddq_n_u32(offw, 8), o3 = vaddq_n_u32(offw, 12);
+  uint32_t *const d0 = (uint32_t *)(void *)dst, *const d1 = (uint32_t *)(void *)(dst + qstep);
+  uint32_t *const d2 = (uint32_t *)(void *)(dst + 2 * qstep), *const d3 = (uint32_t *)(void *)(dst + 3 * qstep);
+  int32_t j = 0;
+  for (; j + 4 <= n; j += 4, src += step, rt += 4) {
+    const uint32x4_t o = vld1q_u32(rt);
+    const uint32_t *const s = (const uint32_t *)(const void *)src;
+    vstrwq_scatter_offset_u32(d0, o, vldrwq_gather_offset_u32(s, offw));
+    vstrwq_scatter_offset_u32(d1, o, vldrwq_gather_offset_u32(s, o1));
+    vstrwq_scatter_offset_u32(d2, o, vldrwq_gather_offset_u32(s, o2));
+    vstrwq_scatter_offset_u32(d3, o, vldrwq_gather_offset_u32(s, o3));
+  }
+  if (j < n) {
+    const mve_pred16_t p = vctp32q((uint32_t)(n - j));
+    const uint32x4_t o = vld1q_u32(rt);
+    const uint32_t *const s = (const uint32_t *)(const void *)src;
+    vstrwq_scatter_offset_p_u32(d0, o, vldrwq_gather_offset_z_u32(s, offw, p), p);
+    vstrwq_scatter_offset_p_u32(d1, o, vldrwq_gather_offset_z_u32(s, o1, p), p);
+    vstrwq_scatter_offset_p_u32(d2, o, vldrwq_gather_offset_z_u32(s, o2, p), p);
+    vstrwq_scatter_offset_p_u32(d3, o, vldrwq_gather_offset_z_u32(s, o3, p), p);
+  }
+}
 /* the call's quads: quad i = channels 4 i.. of xn into the i-th plane */
 __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads, int32_t ih0, int32_t iw0) {
-  for (int32_t i = 0; i < quads; i++)
-    qdp_build1(q, q->plane + i * q->qstep, q->xn + 4 * i, q->live - 4 * i < 4 ? q->live - 4 * i : 4, ih0, iw0);
-}
-__attribute__((always_inline)) inline static void qdp_build1(const qdp_src *q, int8_t *const plane, const int8_t *xn,
-                                                              int32_t live, int32_t ih0, int32_t iw0) {
   const int32_t Wp = q->g->Wp, Hp = q->g->Hp;
-  const ptrdiff_t xsh = q->xsh, xsw = q->xsw;
+  const ptrdiff_t xsh = q->xsh, xsw = q->xsw, qstep = q->qstep;
   const int32_t ja = iw0 < 0 ? -iw0 : 0, jb = q->W - iw0 < Wp ? q->W - iw0 : Wp, cw = jb - ja;
   const int32_t ia = ih0 < 0 ? (-ih0 < Hp ? -ih0 : Hp) : 0, ib0 = q->H - ih0 < Hp ? q->H - ih0 : Hp;
   const int32_t ib = cw > 0 && ib0 > ia ? ib0 : ia;   /* interior rows [ia, ib) */
@@ -362,50 +380,61 @@ __attribute__((always_inline)) inline static void qdp_build1(const qdp_src *q, i
   for (int32_t i = 0; i < Hp && q->prows; i++) {   /* the rows outside (one band: still the call's fill) */
     if (i == ia) i = ib;
     if (i >= Hp) break;
-    int8_t *d = plane + 4 * (ptrdiff_t)i * Wp;
-    for (int32_t j = 0; j < 4 * Wp; j += 16) vstrbq_p_s8(d + j, vpad, vctp8q((uint32_t)(4 * Wp - j)));
+    for (int32_t k = 0; k < quads; k++) {
+      int8_t *d = q->plane + k * qstep + 4 * (ptrdiff_t)i * Wp;
+      for (int32_t j = 0; j < 4 * Wp; j += 16) vstrbq_p_s8(d + j, vpad, vctp8q((uint32_t)(4 * Wp - j)));
+    }
   }
   if (ib <= ia) return;
-  const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
-  const int8_t *src = xn + (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw;
-  int8_t *dst = plane + 4 * ((ptrdiff_t)ia * Wp + ja);
-  if (q->rtab) {
-    const int32_t n = (ib - ia) * cw;
-    const uint32_t *rt = q->rtab;
-    int32_t j = 0;
-    for (; j + 4 <= n; j += 4, src += 4 * xsw, rt += 4)
-      vstrwq_scatter_offset_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
-                                vldrwq_gather_offset_u32((const uint32_t *)(const void *)src, offw));
-    if (j < n) {
-      const mve_pred16_t p = vctp32q((uint32_t)(n - j));
-      vstrwq_scatter_offset_p_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
-                                  vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)src, offw, p), p);
-    }
-    return;
-  }
   if (q->pcols && (ja > 0 || jb < Wp)) {   /* an edge chunk: its padding columns */
     const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
-    for (int32_t i = ia; i < ib; i++) {
-      uint32_t *dw = (uint32_t *)(void *)(plane + 4 * (ptrdiff_t)i * Wp);
-      for (int32_t j = 0; j < ja; j++) dw[j] = padw;
-      for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
-    }
+    for (int32_t k = 0; k < quads; k++)
+      for (int32_t i = ia; i < ib; i++) {
+        uint32_t *dw = (uint32_t *)(void *)(q->plane + k * qstep + 4 * (ptrdiff_t)i * Wp);
+        for (int32_t j = 0; j < ja; j++) dw[j] = padw;
+        for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
+      }
   }
-  if (q->aligned) {
-    qdp_rows4(dst, src, ib - ia, cw, xsh, 4 * Wp, offw, 4 * xsw);
+  const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
+  const ptrdiff_t so = (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw, doff = 4 * ((ptrdiff_t)ia * Wp + ja);
+  if (q->rtab && quads == 4 && q->live == 16) {
+    qdp_raster4(q->plane + doff, q->xn + so, q->rtab, (ib - ia) * cw, qstep, offw, 4 * (int32_t)xsw);
     return;
   }
-  const uint16x8_t lane = vidupq_n_u16(0, 1);
-  const uint16x8_t offb = vaddq_u16(vandq_u16(lane, vdupq_n_u16(3)), vmulq_n_u16(vshrq_n_u16(lane, 2), (uint16_t)xsw));
-  const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)live), vandq_u16(lane, vdupq_n_u16(3)));
-  const mve_pred16_t pb = vctp16q((uint32_t)(4 * (cw & 1))) & plive;
-  for (int32_t i = ia; i < ib; i++, src += xsh, dst += 4 * Wp) {   /* byte gathers: 2 pixels of 4 channels */
-    const int8_t *s = src;
-    int8_t *d = dst;
-    int32_t j = 0;
-    for (; j + 2 <= cw; j += 2, s += 2 * xsw, d += 8)
-      vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, plive), plive);
-    if (j < cw) vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, pb), pb);
+  for (int32_t k = 0; k < quads; k++) {
+    const int32_t live = q->live - 4 * k < 4 ? q->live - 4 * k : 4;
+    const int8_t *src = q->xn + 4 * k + so;
+    int8_t *dst = q->plane + k * qstep + doff;
+    if (q->rtab) {
+      const int32_t n = (ib - ia) * cw;
+      const uint32_t *rt = q->rtab;
+      int32_t j = 0;
+      for (; j + 4 <= n; j += 4, src += 4 * xsw, rt += 4)
+        vstrwq_scatter_offset_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
+                                  vldrwq_gather_offset_u32((const uint32_t *)(const void *)src, offw));
+      if (j < n) {
+        const mve_pred16_t p = vctp32q((uint32_t)(n - j));
+        vstrwq_scatter_offset_p_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
+                                    vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)src, offw, p), p);
+      }
+      continue;
+    }
+    if (q->aligned) {
+      qdp_rows4(dst, src, ib - ia, cw, xsh, 4 * Wp, offw, 4 * xsw);
+      continue;
+    }
+    const uint16x8_t lane = vidupq_n_u16(0, 1);
+    const uint16x8_t offb = vaddq_u16(vandq_u16(lane, vdupq_n_u16(3)), vmulq_n_u16(vshrq_n_u16(lane, 2), (uint16_t)xsw));
+    const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)live), vandq_u16(lane, vdupq_n_u16(3)));
+    const mve_pred16_t pb = vctp16q((uint32_t)(4 * (cw & 1))) & plive;
+    for (int32_t i = ia; i < ib; i++, src += xsh, dst += 4 * Wp) {   /* byte gathers: 2 pixels of 4 channels */
+      const int8_t *s = src;
+      int8_t *d = dst;
+      int32_t j = 0;
+      for (; j + 2 <= cw; j += 2, s += 2 * xsw, d += 8)
+        vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, plive), plive);
+      if (j < cw) vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, pb), pb);
+    }
   }
 }
 
@@ -451,7 +480,20 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
   int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
   uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
   int8_t *const tab0 = wpk + QDP_WPK + g.rtab, *const plane = tab0 + g.tab;   /* quad i's: + i qstep */
-  for (int32_t i = 0; i < Q; i++) qdp_table(&g, c, plane + i * qstep, tab0 + i * qstep);
+  qdp_table(&g, c, plane, tab0);
+  for (int32_t i = 1; i < Q; i++) {   /* the other quads' tables: the same with their plane's pointers */
+    const uint32_t *t = (const uint32_t *)(const void *)tab0;
+    uint32_t *u = (uint32_t *)(void *)(tab0 + i * qstep);
+    const int32_t np = g.pb * g.bpp;
+    for (int32_t p = 0; p < g.passes; p++) {
+      for (int32_t w = 0; w < np; w++) *u++ = *t++ + (uint32_t)(i * qstep);
+      for (int32_t w = 0; w < 4; w++) *u++ = *t++;
+    }
+  }
+  for (int32_t k = 0; k < 4 * Q; k++) {   /* the records' table, k and passes (their other words: per channel) */
+    uint32_t *r = (uint32_t *)(void *)(recs + k * rsz + 16 * (nw + 1));
+    r[0] = (uint32_t)(uintptr_t)(tab0 + (k >> 2) * qstep); r[4] = (uint32_t)k; r[5] = (uint32_t)g.passes;
+  }
   /* weight vector n's lanes: byte offsets of their taps in the packed taps (4 a tap), 4 T (the zero word after
    * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
   uint8x16_t woff[4];
@@ -541,16 +583,13 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
             sq[k] = vaddvq_s8(w0) + vaddvq_s8(w1);
           }
       }
-      /* then table, mult, shift, constant, k and passes, four channels a scatter store */
+      /* then mult, shift, constant, four channels a scatter store */
       const mve_pred16_t p = vctp32q((uint32_t)ql);
       uint32_t *const r0 = (uint32_t *)(void *)(rq + 16 * (nw + 1));
       const uint32x4_t bias = bia ? vld1q_z_u32((const uint32_t *)bia + q0, p) : vdupq_n_u32(0);
-      vstrwq_scatter_offset_p_u32(r0, ro, vdupq_n_u32((uint32_t)(uintptr_t)(tab0 + qd * qstep)), p);
       vstrwq_scatter_offset_p_u32(r0 + 1, ro, vld1q_z_u32((const uint32_t *)mul + q0, p), p);
       vstrwq_scatter_offset_p_u32(r0 + 2, ro, vld1q_z_u32((const uint32_t *)shf + q0, p), p);
       vstrwq_scatter_offset_p_u32(r0 + 3, ro, vmlaq_n_u32(bias, vld1q_z_u32((const uint32_t *)sums + 4 * qd, p), io), p);
-      vstrwq_scatter_offset_p_u32(r0 + 4, ro, vidupq_n_u32((uint32_t)(4 * qd), 1), p);
-      vstrwq_scatter_offset_p_u32(r0 + 5, ro, vdupq_n_u32((uint32_t)g.passes), p);
     }
     src.live = live;
     for (int32_t n = 0; n < c->y.n; n++) {
