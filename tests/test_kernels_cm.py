@@ -109,7 +109,8 @@ class M(nn.Module):
     def forward(self, x, z, u):
         return F.relu(self.a(x)), self.b(z), self.c(u)
 """, [(2, 40), (1, 128), (3, 8)]),
-    # depthwise, depth multiplier 1, kernels up to 4x4 (the taps-on-lanes path): 8 channels with relu6,
+    # depthwise, depth multiplier 1, kernels up to 4x4 (3x3: the patch path, the others the channels-on-lanes one):
+    # 8 channels with relu6,
     # stride 2 on even and odd sizes with and without padding, a DS-CNN-like 25x5 image (narrow rows),
     # padding 2 on a 3x3, 4x4 / 2x2 / 1x3 kernels, a row-only stride, a 60-column image (bands of rows)
     "cm_dw_taps": ("""

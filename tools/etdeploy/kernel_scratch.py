@@ -3,7 +3,7 @@ constants) each kernel call needs, worked out at bake from the call's argument s
 the board's ISA (Helium "mve", the DSP extension "dsp", or "plain" C).
 
 One function per kernel family, each the mirror of a C size function next to the kernel's buffer
-(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdt_scratch`, `qdp_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
+(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdp_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
 `cm_dsp_dw_scratch` in firmware/kernels/cortex_m/). Calls run one at a time, so a method needs the largest of its calls' figures:
 bake puts that block at the base of the method pool. At method load every call of an ET_SCRATCH operator
 reports its own figure (ctx->scratch_need) and the load fails (ET_ERR_SCRATCH) where it is not bake's: a
@@ -21,7 +21,7 @@ from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
 _BOUNDS = ("QC_COLS", "QC_MAXO", "QT_PIX", "QDW_TW", "QDW_ASC", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",
-           "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS", "QDP_SCRATCH", "QDP_QUADS", "QDP_WPK", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
+           "QDP_SCRATCH", "QDP_QUADS", "QDP_WPK", "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C", "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC")
 ISAS = ("mve", "dsp", "plain")
 
 
@@ -272,51 +272,6 @@ def qdw_patch(c: dict) -> int:
     return 4 * Q * 16 * (nw + 3) + b["QDP_WPK"] + rt + Q * (tab + plane)
 
 
-def qdw_taps(c: dict) -> int:
-    """dw_taps_mve.h qdt_scratch: the block's constants, then the padded block band, the G channels' segments
-    and the band's outputs (qdt_geo_of: the fewest bands of equal height within QDT_SCRATCH)."""
-    b = bounds()
-    KH, KW, O, OH, OW = c["KH"], c["KW"], c["y"]["c"], c["y"]["h"], c["y"]["w"]
-    sh, sw, dh, W, pw = c["sh"], c["sw"], c["dh"], c["x"]["w"], c["pw"]
-    if (not c["depthwise"] or c["opg"] != 1 or c["x"]["c"] != O or KH > 4 or KW > 4 or KH * KW < 1 or c["dw"] != 1
-            or sw not in (1, 2) or sh < 1 or dh < 1 or pw < 0 or c["x"]["sc"] != 1 or c["y"]["sc"] != 1
-            or not -127 <= c["in_off"] <= 128 or not -255 <= c["out_off"] <= 255 or c["amin"] < -128
-            or c["amax"] > 127 or c["amin"] > c["amax"] or OH < 1 or OW < 1 or W < 1):
-        return 0
-    R = sw * (OW - 1) + KW - 1
-    L = sw * OW
-    while not (L > R or (L >= pw + W and L > R - pw)):
-        L += sw
-    P, spill = L // sw, R >= L
-    if OH * P < b["QDT_MIN_PIXELS"]:
-        return 0
-    cap = b["QDT_SCRATCH"]
-
-    def xch(nb):
-        return (4 * L * (nb + (1 if spill else 0)) + 15) & ~15
-
-    def nbytes(nb, G):
-        return (16 * L * (nb * sh + (KH - 1) * dh + 1) + 256 + G * xch(nb) + 64 + 32 * sw + 16
-                + 128 * ((nb * P + 7) // 8))
-
-    def rows(G):
-        nb, per = OH, 16 * L * sh + 4 * G * L + 16 * P + 16
-        if nb * per > cap:
-            nb = cap // per + 1
-        while nb > 0 and nbytes(nb, G) > cap:
-            nb -= 1
-        return nb
-    G, nb, bands, g = 1, 0, 0, 16
-    while g >= 1:
-        r = rows(g)
-        if r >= 1 and (not bands or (OH + r - 1) // r < bands):
-            G, nb, bands = g, r, (OH + r - 1) // r
-        g = g - 4 if g > 4 else g - 1
-    if nb < 1:
-        return 0
-    return b["QDT_CONSTS"] + nbytes((OH + bands - 1) // bands, G)
-
-
 def _dsp_mm_ok(K: int, N: int, io: int, out_off: int, amin: int, amax: int, kmax: int) -> bool:
     """dsp_gemm.h cm_dsp_mm_shape_ok"""
     return 0 < K <= kmax and N > 0 and -255 <= io <= 255 and -128 <= amin <= amax <= 127 and -255 <= out_off <= 255
@@ -422,7 +377,7 @@ def _depthwise(args: list, isa_: str, nhwc: bool) -> int:
     if isa_ == "dsp":
         return max(dsp_dw(c), dsp_dw_as_conv(c))
     p = qdw_patch(c)   # its shapes: its scratch only (depthwise.c qdw_scratch)
-    return p or max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c), qdw_taps(c))
+    return p or max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c))
 
 
 # operator -> bytes(args, isa); every operator with ET_SCRATCH in its kernel file needs an entry

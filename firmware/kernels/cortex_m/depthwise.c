@@ -9,7 +9,6 @@
 #include "dw_plane_mve.h"   /* 4 channels over a whole image */
 #include "dw_lanes_mve.h"   /* 16 channels a vector */
 #include "dw_gather_mve.h"  /* depth multipliers of 4: a byte gather of the window */
-#include "dw_taps_mve.h"    /* depth multiplier 1, up to 4x4: the taps on the lanes */
 #include "dw_patch_mve.h"   /* depth multiplier 1, 3x3 and 5x5: patches gathered from 4-channel planes */
 #endif
 
@@ -104,9 +103,8 @@ static uint32_t qdw_scratch(const qconv *c) {
   /* the patch path's shapes: its scratch only (refused for its data, the call takes the paths without) */
   const uint32_t p = qdp_scratch(c);
   if (p) return p;
-  uint32_t n = qdw_plane_scratch(c), a = qdw_as_conv_scratch(c), l = qdl_scratch(c), t = qdt_scratch(c);
+  uint32_t n = qdw_plane_scratch(c), a = qdw_as_conv_scratch(c), l = qdl_scratch(c);
   n = a > n ? a : n;
-  n = t > n ? t : n;
   return l > n ? l : n;
 #elif defined(CM_DSP)
   const uint32_t d = cm_dsp_dw_scratch(c), a = cm_dsp_dw_as_conv_scratch(c);
@@ -123,7 +121,7 @@ static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
   qdp_geo g;
   if (qdp_geo_of(c, &g)) {
     if (qdw_patch(c, &g, x, y) || qdw_mve(c, x, y)) return;
-  } else if (qdw_as_conv(c, x, y) || qdw_taps(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) {
+  } else if (qdw_as_conv(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) {
     return;
   }
 #elif defined(CM_DSP)
