@@ -23,7 +23,7 @@
  *     is moved back by one (its outputs overlap the previous block's: the same values stored twice), a last
  *     pass short of blocks repeats its last one. */
 #define QDP_SCRATCH 6144   /* a band's quad plane and the pass table at most (planned scratch) */
-#define QDP_QUADS 3072     /* quads' tables and planes (with the raster table) within which up to 4 quads run a call */
+#define QDP_QUADS 4608     /* quads' tables and planes (with the raster table) within which up to 4 quads run a call */
 #define QDP_WPK 160        /* packed taps: 16 channels' 3x3 and a zero row, or a quad's 5x5 and a zero word */
 
 /* per mode (3x3 s1, 3x3 s2, 5x5 s1, 5x5 s2): block rows, block columns, blocks a pass, pointers a block,
