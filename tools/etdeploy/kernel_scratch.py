@@ -247,8 +247,14 @@ def qdw_patch(c: dict) -> int:
     cow = (OW + nchunks - 1) // nchunks
     Wp = (cow - 1) * s + K
 
-    def passes(nb):
-        return (((nb + bh - 1) // bh) * ((cow + bw - 1) // bw) + bpp - 1) // bpp
+    def tbytes(nb):   # qdp_split: 3x3 stride 1 on odd columns may take 2x1 blocks down the last one
+        p1, p2 = (((nb + bh - 1) // bh) * ((cow + bw - 1) // bw) + bpp - 1) // bpp, 0
+        if (K, s) == (3, 1) and cow & 1:
+            nbr = (nb + 1) // 2
+            a, b2 = (nbr * ((cow - 1) // 2) + 1) // 2, (nbr + 3) // 4
+            if 30 * a + 33 * b2 < 30 * p1:
+                p1, p2 = a, b2
+        return p1 * rec + p2 * 32
 
     def rtab(hp):   # one chunk: a plane offset per interior pixel
         return 4 * min(hp, c["x"]["h"]) * c["x"]["w"] + 16 if nchunks == 1 else 0
@@ -257,14 +263,14 @@ def qdw_patch(c: dict) -> int:
         if nb < bh:
             return 0
         hp = (nb - 1) * s + K
-        if (4 * Wp * (hp + 1) + 16 + passes(nb) * rec + rtab(hp) <= b["QDP_SCRATCH"]
+        if (4 * Wp * (hp + 1) + 16 + tbytes(nb) + rtab(hp) <= b["QDP_SCRATCH"]
                 and (nb - 1) * c["y"]["sh"] + (cow - 1) * c["y"]["sw"] <= 65535):
             break
         nb -= 1
     nbands = (OH + nb - 1) // nb
     nb = max((OH + nbands - 1) // nbands, bh)
     Hp = (nb - 1) * s + K
-    tab, rt, plane = _a16(passes(nb) * rec), _a16(rtab(Hp)), _a16(4 * Wp * (Hp + 1) + 16)
+    tab, rt, plane = _a16(tbytes(nb)), _a16(rtab(Hp)), _a16(4 * Wp * (Hp + 1) + 16)
     Q = 4   # quads a call: each its table and plane
     while Q > 1 and (4 * (Q - 1) >= O or Q * (tab + plane) + rt > b["QDP_QUADS"]):
         Q >>= 1

@@ -29,6 +29,16 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "vmladav.s8 r2, q5, q3\n\t"                                                                           \
   "vmov " X "[3], " X "[1], r0, r2\n\t"
 #define QDP_P33 QDP_PTRS QDP_B33("r1", "q6") QDP_B33("r3", "q7")
+/* 3x3 stride 1, the last of an odd number of columns: 2x1 blocks (the 4x4 patch's left column: weights q0, q2)
+ * into lanes h (top), h + 2 (bottom), four a pass */
+#define QDP_C33(p, X, h, h2)                                                                            \
+  QDP_G(p)                                                                                              \
+  "vmladav.s8 r0, q5, q0\n\t"                                                                           \
+  "vmladav.s8 r2, q5, q2\n\t"                                                                           \
+  "vmov " X "[" h2 "], " X "[" h "], r0, r2\n\t"
+#define QDP_P33C                                                                                        \
+  QDP_PTRS QDP_C33("r1", "q6", "0", "2") QDP_C33("r3", "q6", "1", "3")                                  \
+  QDP_PTRS QDP_C33("r1", "q7", "0", "2") QDP_C33("r3", "q7", "1", "3")
 /* 3x3 stride 2: two outputs side by side into lanes h, h + 2 */
 #define QDP_B32(p, X, h, h2)                                                                            \
   QDP_G(p)                                                                                              \
@@ -86,7 +96,13 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "vldrw.u32 q4, [" p "], #16\n\t"                                                                      \
   "ldm " p "!, {r4, r5, r6, r7, r9, lr}\n\t"                                                            \
   "add " p ", " p ", #8\n\t"
-#define QDP_RUNS(name, pass, loadw)                                                                     \
+/* the second loop (record word 6 passes) where a mode has one */
+#define QDP_LOOP2(count, pass2, fin) QDP_LOOP2_(count, pass2, fin)
+#define QDP_LOOP2_(count, pass2, fin) QDP_IF_##pass2(count "wls lr, lr, 5f\n4:\n\t" QDP_P33C QDP_REQ fin QDP_STORE \
+                                                   "le lr, 4b\n5:\n\t")
+#define QDP_IF_1(x) x
+#define QDP_IF_0(x)
+#define QDP_RUNS(name, pass, loadw, pass2)                                                              \
   __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
     register qdp_blk *b __asm__("r0") = blk;                                                            \
     __asm__ volatile(                                                                                   \
@@ -99,6 +115,7 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
         "wls lr, lr, 3f\n"                                                                               \
         "2:\n\t" pass QDP_REQ QDP_SAT QDP_STORE "le lr, 2b\n"                                            \
         "3:\n\t"                                                                                        \
+        QDP_LOOP2("ldr lr, [r10, #-8]\n\t", pass2, QDP_SAT)                                              \
         "subs r11, r11, #1\n\t"                                                                         \
         "bne 1b"                                                                                        \
         : [b] "+r"(b)                                                                                   \
@@ -107,7 +124,7 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
           "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
           "cc");                                                                                        \
   }
-#define QDP_RUNC(name, pass, loadw)                                                                     \
+#define QDP_RUNC(name, pass, loadw, pass2)                                                              \
   __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
     register qdp_blk *b __asm__("r0") = blk;                                                            \
     __asm__ volatile(                                                                                   \
@@ -125,6 +142,7 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
         "wls lr, lr, 3f\n"                                                                               \
         "2:\n\t" pass QDP_REQ QDP_CLAMP QDP_STORE "le lr, 2b\n"                                          \
         "3:\n\t"                                                                                        \
+        QDP_LOOP2("ldr r1, [sp]\n\tldr r1, [r1]\n\tldr lr, [r1, #-8]\n\t", pass2, QDP_CLAMP)            \
         "ldr r1, [sp]\n\t"                                                                              \
         "ldr r0, [r1, #12]\n\t"                                                                         \
         "subs r0, r0, #1\n\t"                                                                           \
@@ -139,14 +157,20 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   }
 #define QDP_W2(p) "vldrw.u32 q0, [" p "], #16\n\tvldrw.u32 q1, [" p "], #16\n\t"
 #define QDP_W4(p) QDP_W2(p) "vldrw.u32 q2, [" p "], #16\n\tvldrw.u32 q3, [" p "], #16\n\t"
-QDP_RUNS(qdp_33s, QDP_P33, QDP_W4("r10"))
-QDP_RUNC(qdp_33c, QDP_P33, QDP_W4("r1"))
-QDP_RUNS(qdp_32s, QDP_P32, QDP_W2("r10"))
-QDP_RUNC(qdp_32c, QDP_P32, QDP_W2("r1"))
-QDP_RUNS(qdp_51s, QDP_P51, QDP_W4("r10"))
-QDP_RUNC(qdp_51c, QDP_P51, QDP_W4("r1"))
-QDP_RUNS(qdp_52s, QDP_P52, QDP_W2("r10"))
-QDP_RUNC(qdp_52c, QDP_P52, QDP_W2("r1"))
+QDP_RUNS(qdp_33s, QDP_P33, QDP_W4("r10"), 1)
+QDP_RUNC(qdp_33c, QDP_P33, QDP_W4("r1"), 1)
+QDP_RUNS(qdp_32s, QDP_P32, QDP_W2("r10"), 0)
+QDP_RUNC(qdp_32c, QDP_P32, QDP_W2("r1"), 0)
+QDP_RUNS(qdp_51s, QDP_P51, QDP_W4("r10"), 0)
+QDP_RUNC(qdp_51c, QDP_P51, QDP_W4("r1"), 0)
+QDP_RUNS(qdp_52s, QDP_P52, QDP_W2("r10"), 0)
+QDP_RUNC(qdp_52c, QDP_P52, QDP_W2("r1"), 0)
+#undef QDP_LOOP2
+#undef QDP_LOOP2_
+#undef QDP_IF_1
+#undef QDP_IF_0
+#undef QDP_P33C
+#undef QDP_C33
 #undef QDP_RUNS
 #undef QDP_RUNC
 #undef QDP_REC

@@ -9,9 +9,9 @@
  * position q's place in its block: pos[q]. */
 __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g, const qconv *c, const int8_t *plane,
                                                                 int8_t *tab, const int32_t bh, const int32_t bw,
-                                                                const int32_t bpp, const int32_t pb) {
+                                                                const int32_t bpp, const int32_t pb, const int32_t cow) {
   static const uint8_t ln[8] = {0, 4, 2, 6, 1, 5, 3, 7};
-  const int32_t nb = g->nb, cow = g->cow, opb = 8 / bpp;
+  const int32_t nb = g->nb, opb = 8 / bpp;
   const ptrdiff_t ysh = c->y.sh, ysw = c->y.sw, prow = 4 * (ptrdiff_t)g->s * g->Wp, pcol = 4 * (ptrdiff_t)g->s;
   const ptrdiff_t rowB = 12 * (ptrdiff_t)g->Wp;
   int32_t pos[4];
@@ -49,10 +49,30 @@ __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g
 }
 __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c, const int8_t *plane, int8_t *tab) {
   switch (g->mode) {
-    case 0: qdp_table_run(g, c, plane, tab, 2, 2, 2, 1); break;
-    case 1: qdp_table_run(g, c, plane, tab, 1, 2, 4, 1); break;
-    case 2: qdp_table_run(g, c, plane, tab, 2, 1, 4, 2); break;
-    default: qdp_table_run(g, c, plane, tab, 1, 1, 8, 2); break;
+    case 0: qdp_table_run(g, c, plane, tab, 2, 2, 2, 1, g->passes2 ? g->cow - 1 : g->cow); break;
+    case 1: qdp_table_run(g, c, plane, tab, 1, 2, 4, 1, g->cow); break;
+    case 2: qdp_table_run(g, c, plane, tab, 2, 1, 4, 2, g->cow); break;
+    default: qdp_table_run(g, c, plane, tab, 1, 1, 8, 2, g->cow); break;
+  }
+  if (!g->passes2) return;
+  /* the last column's 2x1 blocks, four a pass (lanes as in the 1x2 / 2x1 modes), after the first loop's passes */
+  static const uint8_t ln[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+  const int32_t nb = g->nb, j = g->cow - 1;
+  const ptrdiff_t ysh = c->y.sh, prow = 4 * (ptrdiff_t)g->Wp;
+  uint32_t *t = (uint32_t *)(void *)(tab + g->passes * g->rec);
+  const int8_t *a = plane;
+  int32_t o = 0, b = 0;
+  for (int32_t i = 0; i < nb || (b > 0 && b < 4); i += 2) {   /* past the last block: the last again */
+    if (i < nb) {
+      const int32_t ii = i + 2 > nb ? nb - 2 : i;
+      a = plane + ii * prow + 4 * j;
+      o = (int32_t)(ii * ysh + j * c->y.sw);
+    }
+    uint16_t *const off = (uint16_t *)(t + 4);
+    t[b] = (uint32_t)(uintptr_t)a;
+    off[ln[2 * b]] = (uint16_t)o;
+    off[ln[2 * b + 1]] = (uint16_t)(o + ysh);
+    if (++b == 4) { b = 0; t += 8; }
   }
 }
 
