@@ -14,7 +14,8 @@
  *     byte gathers of patches (`vldrb.u8 q, [ptr, G]`, G = 4 (dy Wp + dx) + k: 8-bit offsets, hence the
  *     chunks of columns) and vmladav against weight vectors held in Q registers (a tap's weight at its patch
  *     lane, 0 elsewhere):
- *       3x3 stride 1: a 4x4 patch gives a 2x2 block of outputs (4 vmladav), two blocks a pass;
+ *       3x3 stride 1: a 4x4 patch gives a 2x2 block of outputs (4 vmladav), two blocks a pass (on an odd number
+ *         of columns, where cheaper, the last column in 2x1 blocks, four a pass, by a second loop);
  *       3x3 stride 2: a 3x5 patch gives two outputs side by side, four patches a pass;
  *       5x5 stride 1: two 3x5 patches (rows 0-2, 3-5) give two outputs one above the other (4 vmladav);
  *       5x5 stride 2: two 3x5 patches (rows 0-2, 3-4) a output;
