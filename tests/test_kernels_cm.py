@@ -137,7 +137,8 @@ class M(nn.Module):
     def forward(self, x, z, u, v, w):
         return F.relu(self.a(x)), self.b(z), self.c(u), F.relu(self.d(v)), self.e(w)
 """, [(2, 40), (1, 128), (3, 8), (3, 64), (1, 24)]),
-    # depthwise, depth multiplier 1, kernels up to 4x4 (the taps-on-lanes path): 8 channels with relu6,
+    # depthwise, depth multiplier 1, kernels up to 4x4 (3x3: the patch path, the others the channels-on-lanes one):
+    # 8 channels with relu6,
     # stride 2 on even and odd sizes with and without padding, a DS-CNN-like 25x5 image (narrow rows),
     # padding 2 on a 3x3, 4x4 / 2x2 / 1x3 kernels, a row-only stride, a 60-column image (bands of rows)
     "cm_dw_taps": ("""
@@ -158,6 +159,30 @@ class M(nn.Module):
         return (F.hardtanh(self.a(x), 0.0, 6.0), self.b(y), F.relu(self.c(z)), self.d(z), self.e(x), self.f(x),
                 self.g(x), self.h(y), self.i(w), self.j(x))
 """, [(1, 8, 11, 13), (1, 24, 12, 10), (1, 20, 25, 5), (1, 17, 4, 60)]),
+    # depthwise 3x3 / 5x5, depth multiplier 1 (the patch path, 4-channel planes): 17 channels on a 60x40 image
+    # (column chunks, bands of rows, a channel group of 1) with relu6 (the clamp loops) and 5x5 stride 2 on it;
+    # 13 channels (not a multiple of 4: the byte-gather planes) with stride 2 and no padding on odd sizes, 5x5
+    # stride 1, padding 2 on a 3x3; 24 channels with 5x5 stride 2 padding 1 and 3x3 stride 2 on a 7x5 image;
+    # 2x2 and 3x3 outputs; a 90x6 image (one chunk of columns, two bands of rows)
+    "cm_dw_patch": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(17, 17, 3, padding=1, groups=17)
+        self.b = nn.Conv2d(17, 17, 5, stride=2, padding=2, groups=17)
+        self.c = nn.Conv2d(13, 13, 3, stride=2, groups=13)
+        self.d = nn.Conv2d(13, 13, 5, padding=2, groups=13)
+        self.e = nn.Conv2d(13, 13, 3, padding=2, groups=13)
+        self.f = nn.Conv2d(24, 24, 5, stride=2, padding=1, groups=24)
+        self.g = nn.Conv2d(24, 24, 3, stride=2, padding=1, groups=24)
+        self.h = nn.Conv2d(24, 24, 3, stride=2, padding=1, groups=24)
+        self.i = nn.Conv2d(24, 24, 5, padding=2, groups=24)
+        self.j = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.k = nn.Conv2d(8, 8, 5, padding=2, groups=8)
+    def forward(self, x, y, z, w, v):
+        return (F.hardtanh(self.a(x), 0.0, 6.0), self.b(x), self.c(y), F.relu(self.d(y)), self.e(y), self.f(z),
+                F.relu(self.g(z)), self.h(w), self.i(w), self.j(v), self.k(v))
+""", [(1, 17, 60, 40), (1, 13, 11, 9), (1, 24, 7, 5), (1, 24, 3, 3), (1, 8, 90, 6)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""
@@ -204,6 +229,7 @@ EXPECTED_OPS = {
     "cm_gemm_tile": {"cortex_m::quantized_conv2d.out", "cortex_m::quantized_add.out"},
     "cm_dw_lanes": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_dw_taps": {"cortex_m::quantized_depthwise_conv2d.out"},
+    "cm_dw_patch": {"cortex_m::quantized_depthwise_conv2d.out"},
     "cm_pool_ew": {"cortex_m::quantized_avg_pool2d.out", "cortex_m::quantized_max_pool2d.out",
                    "cortex_m::quantized_add.out", "cortex_m::quantized_mul.out"},
     "cm_hswish": {"cortex_m::minimum.out"},

@@ -3,7 +3,7 @@ constants) each kernel call needs, worked out at bake from the call's argument s
 the board's ISA (Helium "mve", the DSP extension "dsp", or "plain" C).
 
 One function per kernel family, each the mirror of a C size function next to the kernel's buffer
-(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdt_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
+(`qconv_mve_scratch`, `qdl_scratch`, `qdw_plane_scratch`, `qdp_scratch`, `qdw_as_conv_scratch`, `cm_dsp_conv_scratch`,
 `cm_dsp_dw_scratch` in firmware/kernels/cortex_m/). Calls run one at a time, so a method needs the largest of its calls' figures:
 bake puts that block at the base of the method pool. At method load every call of an ET_SCRATCH operator
 reports its own figure (ctx->scratch_need) and the load fails (ET_ERR_SCRATCH) where it is not bake's: a
@@ -22,8 +22,8 @@ from .pte import TensorInfo
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
 _BOUNDS = (
     "QC_COLS", "QC_CPIX", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K",                     # M55 GEMM
-    "QDW_TW", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",        # M55 depthwise
-    "QDT_SCRATCH", "QDT_MIN_PIXELS", "QDT_CONSTS",
+    "QDW_TW", "QDW_ASC", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",  # M55 depthwise
+    "QDP_SCRATCH", "QDP_QUADS", "QDP_WPK",
     "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_KCH",                              # DSP GEMM
     "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C",                         # DSP depthwise
     "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC", "CM_DSP_DWK_KMAX",
@@ -180,11 +180,18 @@ def qconv_mve(c: dict) -> int:
 
 
 def qdw_as_conv(c: dict) -> int:
-    """depthwise.c qdw_as_conv_scratch: one input channel, the weights transposed, then the GEMM's."""
-    T, O = c["KH"] * c["KW"], c["y"]["c"]
+    """depthwise.c qdw_as_conv_scratch: one input channel, the weights transposed, then the GEMM's for a band of
+    output rows (the most within QDW_ASC; all of them where a band would start in the bottom padding)."""
+    T, O, OH = c["KH"] * c["KW"], c["y"]["c"], c["y"]["h"]
     if c["x"]["c"] != 1 or T * O > bounds()["QDW_TW"]:
         return 0
-    return _a16(T * O) + qconv_mve(dict(c, depthwise=False, cpg=1, opg=O))
+    d = dict(c, depthwise=False, cpg=1, opg=O)
+    if (OH - 1) * c["sh"] - c["ph"] < c["x"]["h"]:
+        for r in range(OH, 0, -1):
+            d = dict(d, y=dict(c["y"], h=r))
+            if r == 1 or _a16(T * O) + qconv_mve(d) <= bounds()["QDW_ASC"]:
+                break
+    return _a16(T * O) + qconv_mve(d)
 
 
 def qdw_lanes(c: dict) -> int:
@@ -228,49 +235,60 @@ def qdw_plane(c: dict) -> int:
     return _a16(Hn * Wp) + OH * 4 * Wp + 16
 
 
-def qdw_taps(c: dict) -> int:
-    """dw_taps_mve.h qdt_scratch: the block's constants, then the padded block band, the G channels' segments
-    and the band's outputs (qdt_geo_of: the fewest bands of equal height within QDT_SCRATCH)."""
+# dw_patch_mve.h qdp_modes: (block rows, block columns, blocks a pass, pointers a block, patch columns, patch rows)
+_QDP_MODES = {(3, 1): (2, 2, 2, 1, 4, 4), (3, 2): (1, 2, 4, 1, 5, 3), (5, 1): (2, 1, 4, 2, 5, 3), (5, 2): (1, 1, 8, 2, 5, 3)}
+
+
+def qdw_patch(c: dict) -> int:
+    """dw_patch_mve.h qdp_scratch: channel records, packed taps, the raster table, Q pass tables and quad planes (qdp_geo_of: chunks of columns
+    within the gather's 8-bit offsets, the tallest band within QDP_SCRATCH, then bands of equal height)."""
     b = bounds()
-    KH, KW, O, OH, OW = c["KH"], c["KW"], c["y"]["c"], c["y"]["h"], c["y"]["w"]
-    sh, sw, dh, W, pw = c["sh"], c["sw"], c["dh"], c["x"]["w"], c["pw"]
-    if (not c["depthwise"] or c["opg"] != 1 or c["x"]["c"] != O or KH > 4 or KW > 4 or KH * KW < 1 or c["dw"] != 1
-            or sw not in (1, 2) or sh < 1 or dh < 1 or pw < 0 or c["x"]["sc"] != 1 or c["y"]["sc"] != 1
-            or not -127 <= c["in_off"] <= 128 or not -255 <= c["out_off"] <= 255 or c["amin"] < -128
-            or c["amax"] > 127 or c["amin"] > c["amax"] or OH < 1 or OW < 1 or W < 1):
+    K, s, O, OH, OW = c["KH"], c["sh"], c["y"]["c"], c["y"]["h"], c["y"]["w"]
+    if (not c["depthwise"] or c["opg"] != 1 or c["x"]["c"] != O or K not in (3, 5) or c["KW"] != K
+            or c["sw"] != s or s not in (1, 2) or c["dh"] != 1 or c["dw"] != 1 or c["ph"] < 0 or c["pw"] < 0
+            or c["x"]["sc"] != 1 or c["y"]["sc"] != 1 or not -127 <= c["in_off"] <= 128
+            or not -255 <= c["out_off"] <= 255 or c["amin"] < -128 or c["amax"] > 127 or c["amin"] > c["amax"]
+            or O < 1 or c["x"]["w"] < 1 or c["x"]["h"] < 1):
         return 0
-    R = sw * (OW - 1) + KW - 1
-    L = sw * OW
-    while not (L > R or (L >= pw + W and L > R - pw)):
-        L += sw
-    P, spill = L // sw, R >= L
-    if OH * P < b["QDT_MIN_PIXELS"]:
+    bh, bw, bpp, pb, pw, ph = _QDP_MODES[(K, s)]
+    if OH < bh or OW < bw:
         return 0
-    cap = b["QDT_SCRATCH"]
+    rec = 4 * pb * bpp + 16
+    wmax = (63 - (pw - 1)) // (ph - 1)
+    cmax = (wmax - K) // s + 1
+    nchunks = (OW + cmax - 1) // cmax
+    cow = (OW + nchunks - 1) // nchunks
+    Wp = (cow - 1) * s + K
 
-    def xch(nb):
-        return (4 * L * (nb + (1 if spill else 0)) + 15) & ~15
+    def tbytes(nb):   # qdp_split: 3x3 stride 1 on odd columns may take 2x1 blocks down the last one
+        p1, p2 = (((nb + bh - 1) // bh) * ((cow + bw - 1) // bw) + bpp - 1) // bpp, 0
+        if (K, s) == (3, 1) and cow & 1:
+            nbr = (nb + 1) // 2
+            a, b2 = (nbr * ((cow - 1) // 2) + 1) // 2, (nbr + 3) // 4
+            if 30 * a + 33 * b2 < 30 * p1:
+                p1, p2 = a, b2
+        return p1 * rec + p2 * 32
 
-    def nbytes(nb, G):
-        return (16 * L * (nb * sh + (KH - 1) * dh + 1) + 256 + G * xch(nb) + 64 + 32 * sw + 16
-                + 128 * ((nb * P + 7) // 8))
-
-    def rows(G):
-        nb, per = OH, 16 * L * sh + 4 * G * L + 16 * P + 16
-        if nb * per > cap:
-            nb = cap // per + 1
-        while nb > 0 and nbytes(nb, G) > cap:
-            nb -= 1
-        return nb
-    G, nb, bands, g = 1, 0, 0, 16
-    while g >= 1:
-        r = rows(g)
-        if r >= 1 and (not bands or (OH + r - 1) // r < bands):
-            G, nb, bands = g, r, (OH + r - 1) // r
-        g = g - 4 if g > 4 else g - 1
-    if nb < 1:
-        return 0
-    return b["QDT_CONSTS"] + nbytes((OH + bands - 1) // bands, G)
+    def rtab(hp):   # one chunk: a plane offset per interior pixel
+        return 4 * min(hp, c["x"]["h"]) * c["x"]["w"] + 16 if nchunks == 1 else 0
+    nb = OH
+    while True:
+        if nb < bh:
+            return 0
+        hp = (nb - 1) * s + K
+        if (4 * Wp * (hp + 1) + 16 + tbytes(nb) + rtab(hp) <= b["QDP_SCRATCH"]
+                and (nb - 1) * c["y"]["sh"] + (cow - 1) * c["y"]["sw"] <= 65535):
+            break
+        nb -= 1
+    nbands = (OH + nb - 1) // nb
+    nb = max((OH + nbands - 1) // nbands, bh)
+    Hp = (nb - 1) * s + K
+    tab, rt, plane = _a16(tbytes(nb)), _a16(rtab(Hp)), _a16(4 * Wp * (Hp + 1) + 16)
+    Q = 4   # quads a call: each its table and plane
+    while Q > 1 and (4 * (Q - 1) >= O or Q * (tab + plane) + rt > b["QDP_QUADS"]):
+        Q >>= 1
+    nw = 4 if s == 1 else 2
+    return 4 * Q * 16 * (nw + 3) + b["QDP_WPK"] + rt + Q * (tab + plane)
 
 
 def _dsp_mm_ok(K: int, N: int, io: int, out_off: int, amin: int, amax: int, kmax: int) -> bool:
@@ -383,7 +401,8 @@ def _depthwise(args: list, isa_: str, nhwc: bool) -> int:
         return 0
     if isa_ == "dsp":
         return max(dsp_dw(c), dsp_dw_as_conv(c))
-    return max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c), qdw_taps(c))
+    p = qdw_patch(c)   # its shapes: its scratch only (depthwise.c qdw_scratch)
+    return p or max(qdw_plane(c), qdw_as_conv(c), qdw_lanes(c))
 
 
 # operator -> bytes(args, isa); every operator with ET_SCRATCH in its kernel file needs an entry

@@ -9,7 +9,7 @@
 #include "dw_plane_mve.h"   /* 4 channels over a whole image */
 #include "dw_lanes_mve.h"   /* 16 channels a vector */
 #include "dw_gather_mve.h"  /* depth multipliers of 4: a byte gather of the window */
-#include "dw_taps_mve.h"    /* depth multiplier 1, up to 4x4: the taps on the lanes */
+#include "dw_patch_mve.h"   /* depth multiplier 1, 3x3 and 5x5: patches gathered from 4-channel planes */
 #endif
 
 /* The portable depthwise, on its own: everything in locals (an int8 store may alias *c, so fields
@@ -50,23 +50,31 @@ __attribute__((noinline)) static void qdw_portable(const qconv *c, const int8_t 
 
 #ifdef CM_MVE
 /* One input channel and many outputs (a first layer) is a dense convolution whose OHWI weights are the
- * depthwise 1HWO ones transposed: here into the planned scratch (the first QDW_TW_BYTES), then the GEMM
- * (cm_gemm.h) with the rest of the scratch. */
+ * depthwise 1HWO ones transposed: here into the planned scratch (the first QDW_TW_BYTES), then the GEMM (cm_gemm.h)
+ * with the rest of the scratch, a band of output rows at a time: the most rows whose scratch stays within QDW_ASC
+ * (the GEMM's buffers grow with the pixels of a call), all of them where a band would start in the bottom padding. */
 #define QDW_TW 4096
+#define QDW_ASC 6144
 #define QDW_TW_BYTES(c) (((uint32_t)((c)->KH * (c)->KW * (c)->y.c) + 15u) & ~15u)
 static bool qdw_conv_view(const qconv *c, qconv *d) {
   if (c->x.c != 1 || (int64_t)c->KH * c->KW * c->y.c > QDW_TW) return false;
   *d = *c;
   d->depthwise = false; d->cpg = 1; d->opg = c->y.c;
+  const int32_t OH = c->y.h;
+  if ((int64_t)(OH - 1) * c->sh - c->ph >= c->x.h) return true;
+  for (int32_t r = OH; r >= 1; r--) {
+    d->y.h = r;
+    if (r == 1 || QDW_TW_BYTES(c) + qconv_mve_scratch(d) <= QDW_ASC) break;
+  }
   return true;
 }
-/* planned scratch (ET_SCRATCH; kernel_scratch.py mirrors it): the transposed weights, then qconv_mve's */
+/* planned scratch (ET_SCRATCH; kernel_scratch.py mirrors it): the transposed weights, then qconv_mve's of a band */
 static uint32_t qdw_as_conv_scratch(const qconv *c) {
   qconv d;
   return qdw_conv_view(c, &d) ? QDW_TW_BYTES(c) + qconv_mve_scratch(&d) : 0u;
 }
 static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
-  const int32_t T = c->KH * c->KW, O = c->y.c;
+  const int32_t T = c->KH * c->KW, O = c->y.c, OH = c->y.h;
   qconv d;
   if (!c->scr || !qdw_conv_view(c, &d)) return false;
   int8_t *const wt = c->scr;   /* QDW_TW_BYTES(c) of scratch */
@@ -74,7 +82,16 @@ static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
   for (int32_t o = 0; o < O; o++)
     for (int32_t t = 0; t < T; t++) wt[o * T + t] = w[(ptrdiff_t)t * O + o];
   d.w = wt; d.scr = c->scr + QDW_TW_BYTES(c);
-  return qconv_mve(&d, x, y);
+  const int32_t R = d.y.h;
+  for (int32_t oh0 = 0; oh0 < OH; oh0 += R) {   /* a band: its input rows from the first one it reads */
+    qconv b = d;
+    const int32_t ih = oh0 * c->sh - c->ph, skip = ih < 0 ? 0 : ih;
+    b.y.h = OH - oh0 < R ? OH - oh0 : R;
+    b.ph = ih < 0 ? -ih : 0;
+    b.x.h = c->x.h - skip;
+    if (!qconv_mve(&b, x + (ptrdiff_t)skip * c->x.sh, y + (ptrdiff_t)oh0 * c->y.sh)) return false;   /* only the first */
+  }
+  return true;
 }
 #endif
 
@@ -83,9 +100,11 @@ static bool qdw_as_conv(const qconv *c, const int8_t *x, int8_t *y) {
  * computes the same at bake; method load fails (ET_ERR_SCRATCH) where the two differ. */
 static uint32_t qdw_scratch(const qconv *c) {
 #ifdef CM_MVE
-  uint32_t n = qdw_plane_scratch(c), a = qdw_as_conv_scratch(c), l = qdl_scratch(c), t = qdt_scratch(c);
+  /* the patch path's shapes: its scratch only (refused for its data, the call takes the paths without) */
+  const uint32_t p = qdp_scratch(c);
+  if (p) return p;
+  uint32_t n = qdw_plane_scratch(c), a = qdw_as_conv_scratch(c), l = qdl_scratch(c);
   n = a > n ? a : n;
-  n = t > n ? t : n;
   return l > n ? l : n;
 #elif defined(CM_DSP)
   const uint32_t d = cm_dsp_dw_scratch(c), a = cm_dsp_dw_as_conv_scratch(c);
@@ -99,7 +118,12 @@ static uint32_t qdw_scratch(const qconv *c) {
 /* the depthwise without the plane path */
 static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
-  if (qdw_as_conv(c, x, y) || qdw_taps(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) return;
+  qdp_geo g;
+  if (qdp_geo_of(c, &g)) {
+    if (qdw_patch(c, &g, x, y) || qdw_mve(c, x, y)) return;
+  } else if (qdw_as_conv(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) {
+    return;
+  }
 #elif defined(CM_DSP)
   if (cm_dsp_dw_as_conv(c, x, y) || cm_dsp_dw(c, x, y)) return;
 #endif

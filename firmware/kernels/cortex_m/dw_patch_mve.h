@@ -1,0 +1,291 @@
+/* Private to depthwise.c (one translation unit): the Helium patch path for 3x3 and 5x5 depthwise layers (depth
+ * multiplier 1, strides 1 and 2): one byte gather of an input patch feeds several outputs' vmladav. */
+#ifndef ET_CM_DW_PATCH_MVE_H
+#define ET_CM_DW_PATCH_MVE_H
+
+/* Per group of up to 4 quads (4 channels each: Q, while their tables and planes stay within QDP_QUADS), band of
+ * output rows and chunk of output columns, in the call's planned scratch:
+ *  1. each quad's input rows, padded with -in_off (padded taps then add nothing: the input offset is folded into
+ *     a per-channel constant bias + in_off sum(w)), as one "quad plane": pixel (r, j) of channel k at byte
+ *     4 (r Wp + j) + k, copied from NHWC a word (4 channels) at a time (whole rows: one run of pixels, scattered
+ *     by a per-call table of plane offsets);
+ *  2. per channel (a record: weight vectors, G, table, constants), one asm loop over its quad's table of
+ *     passes, built once per call: a pass computes 8 outputs from
+ *     byte gathers of patches (`vldrb.u8 q, [ptr, G]`, G = 4 (dy Wp + dx) + k: 8-bit offsets, hence the
+ *     chunks of columns) and vmladav against weight vectors held in Q registers (a tap's weight at its patch
+ *     lane, 0 elsewhere):
+ *       3x3 stride 1: a 4x4 patch gives a 2x2 block of outputs (4 vmladav), two blocks a pass (on an odd number
+ *         of columns, where cheaper, the last column in 2x1 blocks, four a pass, by a second loop);
+ *       3x3 stride 2: a 3x5 patch gives two outputs side by side, four patches a pass;
+ *       5x5 stride 1: two 3x5 patches (rows 0-2, 3-5) give two outputs one above the other (4 vmladav);
+ *       5x5 stride 2: two 3x5 patches (rows 0-2, 3-4) a output;
+ *     the sums into two vectors (vmov two lanes at a time), the constant, the requantisation with the
+ *     channel's multiplier and shift as scalars (vqrdmlah folds in the round-half-away correction, vrshl),
+ *     narrows, output offset (and clamp), and a byte scatter store of the 8 outputs straight into NHWC
+ *     (the pass's 16-bit offsets from the table). A pass's input pointers come from the table too, so blocks
+ *     run as one stream over the band (narrow images fill the passes); an odd last row or column of blocks
+ *     is moved back by one (its outputs overlap the previous block's: the same values stored twice), a last
+ *     pass short of blocks repeats its last one. */
+#define QDP_SCRATCH 6144   /* a band's quad plane and the pass table at most (planned scratch) */
+#define QDP_QUADS 4608     /* quads' tables and planes (with the raster table) within which up to 4 quads run a call */
+#define QDP_WPK 160        /* packed taps: 16 channels' 3x3 and a zero row, or a quad's 5x5 and a zero word */
+
+/* per mode (3x3 s1, 3x3 s2, 5x5 s1, 5x5 s2): block rows, block columns, blocks a pass, pointers a block,
+ * weight vectors, patch columns, patch rows */
+static const uint8_t qdp_modes[4][7] = {{2, 2, 2, 1, 4, 4, 4}, {1, 2, 4, 1, 2, 5, 3}, {2, 1, 4, 2, 4, 5, 3},
+                                        {1, 1, 8, 2, 2, 5, 3}};
+
+typedef struct {
+  int32_t mode, K, s, bh, bw, bpp, pb, nw, pw, ph;
+  int32_t Wp, Hp, cow, nchunks, nb, nbands, passes, rec;  /* rec: bytes of a pass's table record */
+  int32_t passes2;  /* 3x3 stride 1, odd columns: passes of 2x1 blocks down the last column (32-byte records) */
+  int32_t tab, rtab, plane;                               /* their bytes (rtab: see qdp_build) */
+  int32_t Q, rsz;  /* quads (4 channels each: their own table and plane) a call; a channel record's bytes */
+} qdp_geo;
+
+static int64_t qdp_passes(const qdp_geo *g, int32_t nb, int32_t cow) {
+  const int64_t blocks = (int64_t)((nb + g->bh - 1) / g->bh) * ((cow + g->bw - 1) / g->bw);
+  return (blocks + g->bpp - 1) / g->bpp;
+}
+/* the passes of a band (p1 of the mode's blocks, p2 of the second loop): 3x3 stride 1 on an odd number of columns
+ * takes 2x2 blocks on the others and 2x1 blocks down the last one where that costs fewer instructions (30 a pass,
+ * 33 a second-loop pass) than moving its last 2x2 blocks back; returns the table's bytes */
+static int64_t qdp_split(const qdp_geo *g, int32_t nb, int32_t cow, int64_t *p1, int64_t *p2) {
+  *p1 = qdp_passes(g, nb, cow);
+  *p2 = 0;
+  if (g->mode == 0 && (cow & 1)) {
+    const int64_t nbr = (nb + 1) / 2, a = (nbr * ((cow - 1) / 2) + 1) / 2, b = (nbr + 3) / 4;
+    if (30 * a + 33 * b < 30 * *p1) { *p1 = a; *p2 = b; }
+  }
+  return *p1 * g->rec + *p2 * 32;
+}
+
+/* false where this path does not take the shapes (from shapes and int arguments only) */
+static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
+  const int32_t K = c->KH, s = c->sh, O = c->y.c, OH = c->y.h, OW = c->y.w;
+  if (!c->depthwise || c->opg != 1 || c->x.c != O || (K != 3 && K != 5) || c->KW != K || c->sw != s ||
+      (s != 1 && s != 2) || c->dh != 1 || c->dw != 1 || c->ph < 0 || c->pw < 0 || c->x.sc != 1 || c->y.sc != 1 ||
+      c->in_off < -127 || c->in_off > 128 || c->out_off < -255 || c->out_off > 255 || c->amin < -128 ||
+      c->amax > 127 || c->amin > c->amax || O < 1 || c->x.w < 1 || c->x.h < 1)
+    return false;
+  const uint8_t *m = qdp_modes[(K == 5 ? 2 : 0) + (s == 2 ? 1 : 0)];
+  g->mode = (K == 5 ? 2 : 0) + (s == 2 ? 1 : 0);
+  g->K = K; g->s = s; g->bh = m[0]; g->bw = m[1]; g->bpp = m[2]; g->pb = m[3]; g->nw = m[4]; g->pw = m[5];
+  g->ph = m[6];
+  if (OH < g->bh || OW < g->bw) return false;
+  g->rec = 4 * g->pb * g->bpp + 16;
+  /* a patch's last byte 4 ((ph - 1) Wp + pw - 1) + 3 within the gather's 8-bit offsets */
+  const int32_t wmax = (63 - (g->pw - 1)) / (g->ph - 1), cmax = (wmax - K) / s + 1;
+  g->nchunks = (OW + cmax - 1) / cmax;
+  g->cow = (OW + g->nchunks - 1) / g->nchunks;
+  g->Wp = (g->cow - 1) * s + K;
+  /* the tallest band within QDP_SCRATCH whose output offsets fit 16 bits, then bands of equal height */
+  const int64_t ysh = c->y.sh, ysw = c->y.sw;
+  int32_t nb = OH;
+  for (;; nb--) {
+    if (nb < g->bh) return false;
+    const int64_t hp = (int64_t)(nb - 1) * s + K;
+    int64_t p1, p2;
+    const int64_t bytes = 4 * (int64_t)g->Wp * (hp + 1) + 16 + qdp_split(g, nb, g->cow, &p1, &p2) +
+                          (g->nchunks == 1 ? 4 * (hp < c->x.h ? hp : c->x.h) * (int64_t)c->x.w + 16 : 0);
+    if (bytes <= QDP_SCRATCH && (nb - 1) * ysh + (g->cow - 1) * ysw <= 65535) break;
+  }
+  g->nbands = (OH + nb - 1) / nb;
+  g->nb = (OH + g->nbands - 1) / g->nbands;
+  if (g->nb < g->bh) g->nb = g->bh;
+  g->Hp = (g->nb - 1) * s + K;
+  int64_t p1, p2;
+  g->tab = (int32_t)((qdp_split(g, g->nb, g->cow, &p1, &p2) + 15) & ~15);
+  g->passes = (int32_t)p1;
+  g->passes2 = (int32_t)p2;
+  g->rtab = g->nchunks == 1 ? (4 * (g->Hp < c->x.h ? g->Hp : c->x.h) * c->x.w + 16 + 15) & ~15 : 0;
+  g->plane = (4 * g->Wp * (g->Hp + 1) + 16 + 15) & ~15;   /* a row of slack: 5x5 stride 2 reads one row past */
+  g->Q = 4;
+  while (g->Q > 1 && (4 * (g->Q - 1) >= O || g->Q * (g->tab + g->plane) + g->rtab > QDP_QUADS)) g->Q >>= 1;
+  g->rsz = 16 * (g->nw + 3);
+  return true;
+}
+
+/* Planned scratch of the patch path (ET_SCRATCH; kernel_scratch.py mirrors it): 4 Q channel records, the packed
+ * taps, the raster table (one chunk of columns: a plane offset per interior pixel), Q pass tables and quad planes */
+static uint32_t qdp_scratch(const qconv *c) {
+  qdp_geo g;
+  return qdp_geo_of(c, &g) ? (uint32_t)(4 * g.Q * g.rsz + QDP_WPK + g.rtab + g.Q * (g.tab + g.plane)) : 0u;
+}
+
+#include "dw_patch_asm_mve.h"    /* the pass loops */
+#include "dw_patch_plane_mve.h"  /* pass tables and quad planes */
+
+/* weight vector n of a mode: lane (dy, dx) of the patch <- tap (dy + rs, dx + cs) of the packed taps (byte 4 t), or
+ * the zero word after them (4 T) where there is none */
+#define QO(t) (4 * (t))
+#define Z3 36
+#define Z5 100
+static const uint8_t qdp_woff[4][4][16] = {
+    {{QO(0), QO(1), QO(2), Z3, QO(3), QO(4), QO(5), Z3, QO(6), QO(7), QO(8), Z3, Z3, Z3, Z3, Z3},
+     {Z3, QO(0), QO(1), QO(2), Z3, QO(3), QO(4), QO(5), Z3, QO(6), QO(7), QO(8), Z3, Z3, Z3, Z3},
+     {Z3, Z3, Z3, Z3, QO(0), QO(1), QO(2), Z3, QO(3), QO(4), QO(5), Z3, QO(6), QO(7), QO(8), Z3},
+     {Z3, Z3, Z3, Z3, Z3, QO(0), QO(1), QO(2), Z3, QO(3), QO(4), QO(5), Z3, QO(6), QO(7), QO(8)}},
+    {{QO(0), QO(1), QO(2), Z3, Z3, QO(3), QO(4), QO(5), Z3, Z3, QO(6), QO(7), QO(8), Z3, Z3, Z3},
+     {Z3, Z3, QO(0), QO(1), QO(2), Z3, Z3, QO(3), QO(4), QO(5), Z3, Z3, QO(6), QO(7), QO(8), Z3}},
+    {{QO(0), QO(1), QO(2), QO(3), QO(4), QO(5), QO(6), QO(7), QO(8), QO(9), QO(10), QO(11), QO(12), QO(13), QO(14), Z5},
+     {Z5, Z5, Z5, Z5, Z5, QO(0), QO(1), QO(2), QO(3), QO(4), QO(5), QO(6), QO(7), QO(8), QO(9), Z5},
+     {QO(15), QO(16), QO(17), QO(18), QO(19), QO(20), QO(21), QO(22), QO(23), QO(24), Z5, Z5, Z5, Z5, Z5, Z5},
+     {QO(10), QO(11), QO(12), QO(13), QO(14), QO(15), QO(16), QO(17), QO(18), QO(19), QO(20), QO(21), QO(22), QO(23),
+      QO(24), Z5}},
+    {{QO(0), QO(1), QO(2), QO(3), QO(4), QO(5), QO(6), QO(7), QO(8), QO(9), QO(10), QO(11), QO(12), QO(13), QO(14), Z5},
+     {QO(15), QO(16), QO(17), QO(18), QO(19), QO(20), QO(21), QO(22), QO(23), QO(24), Z5, Z5, Z5, Z5, Z5, Z5}}};
+#undef QO
+#undef Z3
+#undef Z5
+/* a patch lane's column and row: 4x4 (3x3 stride 1), 3x5 (the others; lane 15 unused: offset 0) */
+static const uint8_t qdp_gdx[2][16] = {{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3},
+                                       {0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0}};
+static const uint8_t qdp_gdy[2][16] = {{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3},
+                                       {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 0}};
+
+/* false: not this path (nothing written) */
+__attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y) {
+  if (!QDP_ASM || !c->scr) return false;
+  const qdp_geo g = *gp;
+  const int32_t O = c->y.c, K = g.K, T = K * K, s = g.s, nw = g.nw;
+  for (int32_t oc = 0; oc < O; oc += 4) {   /* cm_vec_requant_ok, four channels at a time */
+    const mve_pred16_t p = vctp32q((uint32_t)(O - oc));
+    const int32x4_t m = vld1q_z_s32(c->mult + oc, p), sh = vld1q_z_s32(c->shift + oc, p);
+    if ((vcmpleq_n_s32(m, 0) | vcmpgtq_n_s32(sh, -1) | vcmpltq_n_s32(sh, -31)) & p) return false;
+  }
+  const int32_t Q = g.Q, rsz = g.rsz, qstep = g.tab + g.plane;
+  int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
+  uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
+  int8_t *const tab0 = wpk + QDP_WPK + g.rtab, *const plane = tab0 + g.tab;   /* quad i's: + i qstep */
+  qdp_table(&g, c, plane, tab0);
+  for (int32_t i = 1; i < Q; i++) {   /* the other quads' tables: the same with their plane's pointers */
+    const uint32_t *t = (const uint32_t *)(const void *)tab0;
+    uint32_t *u = (uint32_t *)(void *)(tab0 + i * qstep);
+    for (int32_t p = 0; p < g.passes + g.passes2; p++) {
+      const int32_t np = p < g.passes ? g.pb * g.bpp : 4;
+      for (int32_t w = 0; w < np; w++) *u++ = *t++ + (uint32_t)(i * qstep);
+      for (int32_t w = 0; w < 4; w++) *u++ = *t++;
+    }
+  }
+  for (int32_t k = 0; k < 4 * Q; k++) {   /* the records' table, k and passes (their other words: per channel) */
+    uint32_t *r = (uint32_t *)(void *)(recs + k * rsz + 16 * (nw + 1));
+    r[0] = (uint32_t)(uintptr_t)(tab0 + (k >> 2) * qstep); r[4] = (uint32_t)k; r[5] = (uint32_t)g.passes;
+    r[6] = (uint32_t)g.passes2;
+  }
+  /* weight vector n's lanes: byte offsets of their taps in the packed taps (4 a tap), 4 T (the zero word after
+   * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
+  uint8x16_t woff[4];
+  for (int32_t n = 0; n < nw; n++) woff[n] = vld1q_u8(qdp_woff[g.mode][n]);
+  uint8x16_t w16[4];   /* 3x3: the same lanes in the 16-channel packing (row t + 1 = tap t, row 0 = 0) */
+  for (int32_t n = 0; n < nw; n++)
+    w16[n] = vpselq_u8(vdupq_n_u8(0), vaddq_n_u8(vmulq_n_u8(woff[n], 4), 16), vcmpeqq_n_u8(woff[n], 36));
+  const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g.mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g.mode == 0 ? 0 : 1]),
+                                                (uint8_t)g.Wp), 4);
+  const uint32_t io = (uint32_t)c->in_off;
+  const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
+  const bool sat8 = c->amin == -128 && c->amax == 127;
+  void (*const run)(qdp_blk *) = g.mode == 0 ? (sat8 ? qdp_33s : qdp_33c) : g.mode == 1 ? (sat8 ? qdp_32s : qdp_32c)
+                                 : g.mode == 2 ? (sat8 ? qdp_51s : qdp_51c) : (sat8 ? qdp_52s : qdp_52c);
+  qdp_blk blk;
+  blk.oo = c->out_off + (sat8 ? 0 : 128);
+  blk.k1 = 127 - c->amax; blk.k2 = 127 - c->amax + c->amin + 128; blk.amin = c->amin;
+  const bool aligned = (O & 3) == 0 && c->x.sw == O && !(((uintptr_t)x | (uintptr_t)c->x.sh | (uintptr_t)c->x.sn) & 3u);
+  const bool wal = (O & 3) == 0 && !((uintptr_t)c->w & 3u);
+  const int8_t *const wt = c->w;
+  const int32_t *const bia = c->bias, *const mul = c->mult, *const shf = c->shift;
+  const int32_t OH = c->y.h, OW = c->y.w, W = c->x.w;
+  qdp_src src;
+  src.g = &g; src.plane = plane; src.qstep = qstep; src.H = c->x.h; src.W = W; src.xsh = c->x.sh; src.xsw = c->x.sw;
+  src.aligned = aligned; src.pcols = g.nchunks > 1; src.prows = g.nbands > 1 || g.nchunks > 1; src.vpad = vpad;
+  src.rtab = NULL;
+  if (!src.pcols) {   /* one chunk: the padding once for the call; whole rows of NHWC pixels are one run */
+    for (int32_t i = 0; i < Q; i++)
+      for (int32_t j = 0; j < g.plane; j += 16) vst1q_s8(plane + i * qstep + j, vpad);
+    const int32_t cw = W - (-c->pw) < g.Wp ? W + c->pw : g.Wp;
+    if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
+      uint32_t *rt = rtab, o = 0;
+      for (int32_t r = (g.rtab - 16) / (4 * W); r > 0; r--, o += 4u * (uint32_t)(g.Wp - W))   /* the rows it holds */
+        for (int32_t j = 0; j < W; j++, o += 4) *rt++ = o;
+      src.rtab = rtab;
+    }
+  }
+  const uint32x4_t ro = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)rsz);
+  for (int32_t c0 = 0; c0 < O; c0 += 4 * Q) {
+    const int32_t live = O - c0 < 4 * Q ? O - c0 : 4 * Q, quads = (live + 3) / 4;
+    int32_t sums[16] __attribute__((aligned(16)));
+    if (K == 3) {   /* 16 channels' taps a vector: row t + 1 = tap t, row 0 = 0 */
+      const mve_pred16_t pl = vctp8q((uint32_t)live);
+      vst1q_s8(wpk, vdupq_n_s8(0));
+      for (int32_t t = 0; t < 9; t++) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(wt + (ptrdiff_t)t * O + c0, pl));
+      for (int32_t k = 0; k < live; k++) {
+        int8_t *r = recs + k * rsz;
+        const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, w16[0]);
+        vst1q_s8(r, w0);
+        vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, w16[1]));
+        if (nw == 4) {
+          vst1q_s8(r + 32, vldrbq_gather_offset_s8(wpk + k, w16[2]));
+          vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, w16[3]));
+        }
+        vst1q_u8((uint8_t *)r + 16 * nw, vaddq_n_u8(goff, (uint8_t)(k & 3)));
+        sums[k] = vaddvq_s8(w0);
+      }
+    }
+    for (int32_t qd = 0; qd < quads; qd++) {
+      const int32_t q0 = c0 + 4 * qd, ql = live - 4 * qd < 4 ? live - 4 * qd : 4;
+      int8_t *const rq = recs + 4 * qd * rsz;
+      if (K == 5) {   /* packed taps: wpk[4 t + k] = channel q0 + k's tap t, then a zero word */
+        if (wal)
+          for (int32_t t = 0; t < T; t++)
+            ((uint32_t *)(void *)wpk)[t] = *(const uint32_t *)(const void *)(wt + (ptrdiff_t)t * O + q0);
+        else
+          for (int32_t t = 0; t < T; t++)
+            for (int32_t k = 0; k < 4; k++) wpk[4 * t + k] = k < ql ? wt[(ptrdiff_t)t * O + q0 + k] : 0;
+        ((uint32_t *)(void *)wpk)[T] = 0;
+        /* weight vectors and G per channel */
+        int32_t *const sq = sums + 4 * qd;
+        if (nw == 4)
+          for (int32_t k = 0; k < ql; k++) {
+            int8_t *r = rq + k * rsz;
+            const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w2 = vldrbq_gather_offset_s8(wpk + k, woff[2]);
+            vst1q_s8(r, w0); vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, woff[1]));
+            vst1q_s8(r + 32, w2); vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, woff[3]));
+            vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)k));
+            sq[k] = vaddvq_s8(w0) + vaddvq_s8(w2);
+          }
+        else
+          for (int32_t k = 0; k < ql; k++) {
+            int8_t *r = rq + k * rsz;
+            const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w1 = vldrbq_gather_offset_s8(wpk + k, woff[1]);
+            vst1q_s8(r, w0); vst1q_s8(r + 16, w1);
+            vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)k));
+            sq[k] = vaddvq_s8(w0) + vaddvq_s8(w1);
+          }
+      }
+      /* then mult, shift, constant, four channels a scatter store */
+      const mve_pred16_t p = vctp32q((uint32_t)ql);
+      uint32_t *const r0 = (uint32_t *)(void *)(rq + 16 * (nw + 1));
+      const uint32x4_t bias = bia ? vld1q_z_u32((const uint32_t *)bia + q0, p) : vdupq_n_u32(0);
+      vstrwq_scatter_offset_p_u32(r0 + 1, ro, vld1q_z_u32((const uint32_t *)mul + q0, p), p);
+      vstrwq_scatter_offset_p_u32(r0 + 2, ro, vld1q_z_u32((const uint32_t *)shf + q0, p), p);
+      vstrwq_scatter_offset_p_u32(r0 + 3, ro, vmlaq_n_u32(bias, vld1q_z_u32((const uint32_t *)sums + 4 * qd, p), io), p);
+    }
+    src.live = live;
+    for (int32_t n = 0; n < c->y.n; n++) {
+      src.xn = x + n * c->x.sn + c0;
+      for (int32_t bi = 0; bi < g.nbands; bi++) {
+        const int32_t oh0 = bi + 1 == g.nbands ? OH - g.nb : bi * g.nb;
+        for (int32_t ci = 0; ci < g.nchunks; ci++) {
+          const int32_t ow0 = ci + 1 == g.nchunks ? OW - g.cow : ci * g.cow;
+          qdp_build(&src, quads, oh0 * s - c->ph, ow0 * s - c->pw);
+          blk.rec = recs; blk.nch = live;
+          blk.y = y + n * c->y.sn + (ptrdiff_t)oh0 * c->y.sh + (ptrdiff_t)ow0 * c->y.sw + c0;
+          run(&blk);
+        }
+      }
+    }
+  }
+  return true;
+}
+
+#endif

@@ -1,0 +1,194 @@
+/* Private to depthwise.c (one translation unit), included by dw_patch_mve.h: the patch path's pass tables and
+ * quad planes (see dw_patch_mve.h). */
+#ifndef ET_CM_DW_PATCH_PLANE_MVE_H
+#define ET_CM_DW_PATCH_PLANE_MVE_H
+
+/* The pass table of a band and chunk (the same for all of them): per pass the blocks' patch pointers (into the
+ * plane), then the 8 outputs' byte offsets from the band and chunk's first output. The 16-bit lane of the pass's
+ * output vector that holds position q of block b (see the asm's vmovs) is lanes[b opb + q] in every mode;
+ * position q's place in its block: pos[q]. */
+__attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g, const qconv *c, const int8_t *plane,
+                                                                int8_t *tab, const int32_t bh, const int32_t bw,
+                                                                const int32_t bpp, const int32_t pb, const int32_t cow) {
+  static const uint8_t ln[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+  const int32_t nb = g->nb, opb = 8 / bpp;
+  const ptrdiff_t ysh = c->y.sh, ysw = c->y.sw, prow = 4 * (ptrdiff_t)g->s * g->Wp, pcol = 4 * (ptrdiff_t)g->s;
+  const ptrdiff_t rowB = 12 * (ptrdiff_t)g->Wp;
+  int32_t pos[4];
+  for (int32_t q = 0; q < opb; q++)   /* 2x2, 1x2, 2x1, 1x1 blocks */
+    pos[q] = (int32_t)((bh == 2 ? (bw == 2 ? q >> 1 : q) : 0) * ysh + (bw == 2 ? q & 1 : 0) * ysw);
+  const int32_t nbr = (nb + bh - 1) / bh, nbc = (cow + bw - 1) / bw, rw = pb * bpp + 4;   /* rw: words a pass */
+  uint32_t *t = (uint32_t *)(void *)tab;
+  int32_t b = 0;
+  const int8_t *a = plane;
+  int32_t o = 0;
+  for (int32_t r = 0; r < nbr; r++) {
+    const int32_t ii = r * bh + bh > nb ? nb - bh : r * bh;   /* an odd last row or column: moved back (overlap) */
+    const int8_t *const ra = plane + ii * prow;
+    const int32_t ro = (int32_t)(ii * ysh);
+    for (int32_t cb = 0; cb < nbc; cb++) {
+      const int32_t jj = cb * bw + bw > cow ? cow - bw : cb * bw;
+      a = ra + jj * pcol;
+      o = ro + (int32_t)(jj * ysw);
+      t[b * pb] = (uint32_t)(uintptr_t)a;
+      if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
+      uint16_t *const off = (uint16_t *)(t + pb * bpp);
+      const uint8_t *const l = ln + b * opb;
+#pragma GCC unroll 4
+      for (int32_t q = 0; q < opb; q++) off[l[q]] = (uint16_t)(o + pos[q]);
+      if (++b == bpp) { b = 0; t += rw; }
+    }
+  }
+  for (; b > 0 && b < bpp; b++) {   /* a last pass short of blocks: the last one again */
+    t[b * pb] = (uint32_t)(uintptr_t)a;
+    if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
+    uint16_t *const off = (uint16_t *)(t + pb * bpp);
+    const uint8_t *const l = ln + b * opb;
+    for (int32_t q = 0; q < opb; q++) off[l[q]] = (uint16_t)(o + pos[q]);
+  }
+}
+__attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c, const int8_t *plane, int8_t *tab) {
+  switch (g->mode) {
+    case 0: qdp_table_run(g, c, plane, tab, 2, 2, 2, 1, g->passes2 ? g->cow - 1 : g->cow); break;
+    case 1: qdp_table_run(g, c, plane, tab, 1, 2, 4, 1, g->cow); break;
+    case 2: qdp_table_run(g, c, plane, tab, 2, 1, 4, 2, g->cow); break;
+    default: qdp_table_run(g, c, plane, tab, 1, 1, 8, 2, g->cow); break;
+  }
+  if (!g->passes2) return;
+  /* the last column's 2x1 blocks, four a pass (lanes as in the 1x2 / 2x1 modes), after the first loop's passes */
+  static const uint8_t ln[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+  const int32_t nb = g->nb, j = g->cow - 1;
+  const ptrdiff_t ysh = c->y.sh, prow = 4 * (ptrdiff_t)g->Wp;
+  uint32_t *t = (uint32_t *)(void *)(tab + g->passes * g->rec);
+  const int8_t *a = plane;
+  int32_t o = 0, b = 0;
+  for (int32_t i = 0; i < nb || (b > 0 && b < 4); i += 2) {   /* past the last block: the last again */
+    if (i < nb) {
+      const int32_t ii = i + 2 > nb ? nb - 2 : i;
+      a = plane + ii * prow + 4 * j;
+      o = (int32_t)(ii * ysh + j * c->y.sw);
+    }
+    uint16_t *const off = (uint16_t *)(t + 4);
+    t[b] = (uint32_t)(uintptr_t)a;
+    off[ln[2 * b]] = (uint16_t)o;
+    off[ln[2 * b + 1]] = (uint16_t)(o + ysh);
+    if (++b == 4) { b = 0; t += 8; }
+  }
+}
+
+/* Rows [0, Hp) of the quad plane for channels c0 .. c0 + 3 (xn: channel c0 of the image) of the band and chunk
+ * whose first window is at input (ih0, iw0). Rows outside the input are filled with -in_off here when prows,
+ * columns outside it when pcols (else they still hold the call's first fill). aligned: the 4 channels are a word at
+ * every pixel (C % 4 == 0), rtab: the interior is one run of NHWC pixels (whole rows, no column chunks), copied
+ * 4 pixels a gather and scattered by rtab's plane offsets. */
+typedef struct { const qdp_geo *g; const int8_t *xn; int8_t *plane; const uint32_t *rtab; int32_t H, W, live, qstep;
+                 ptrdiff_t xsh, xsw; bool aligned, pcols, prows; int8x16_t vpad; } qdp_src;
+/* rows of cw pixels (4 channels a word, step bytes apart) into plane rows pitch bytes apart: a word gather of 4
+ * pixels a store */
+__attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, int32_t rows, int32_t cw, ptrdiff_t xsh,
+                                                int32_t pitch, uint32x4_t offw, int32_t step) {
+  const int32_t n4 = cw >> 2;
+  const mve_pred16_t pt = vctp32q((uint32_t)(cw & 3));
+  for (; rows > 0; rows--, src += xsh, dst += pitch) {
+    const int8_t *s = src;
+    uint32_t *d = (uint32_t *)(void *)dst;
+    for (int32_t j = n4; j > 0; j--, s += step, d += 4)
+      vst1q_u32(d, vldrwq_gather_offset_u32((const uint32_t *)(const void *)s, offw));
+    if (pt) vstrwq_p_u32(d, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)s, offw, pt), pt);
+  }
+}
+/* rows [ia, ib) of the 4 quads' planes (qstep bytes apart) as one run of n NHWC pixels scattered by rtab */
+__attribute__((noinline)) static void qdp_raster4(int8_t *dst, const int8_t *src, const uint32_t *rt, int32_t n,
+                                                  ptrdiff_t qstep, uint32x4_t offw, int32_t step) {
+  const uint32x4_t o1 = vaddq_n_u32(offw, 4), o2 = vaddq_n_u32(offw, 8), o3 = vaddq_n_u32(offw, 12);
+  uint32_t *const d0 = (uint32_t *)(void *)dst, *const d1 = (uint32_t *)(void *)(dst + qstep);
+  uint32_t *const d2 = (uint32_t *)(void *)(dst + 2 * qstep), *const d3 = (uint32_t *)(void *)(dst + 3 * qstep);
+  int32_t j = 0;
+  for (; j + 4 <= n; j += 4, src += step, rt += 4) {
+    const uint32x4_t o = vld1q_u32(rt);
+    const uint32_t *const s = (const uint32_t *)(const void *)src;
+    vstrwq_scatter_offset_u32(d0, o, vldrwq_gather_offset_u32(s, offw));
+    vstrwq_scatter_offset_u32(d1, o, vldrwq_gather_offset_u32(s, o1));
+    vstrwq_scatter_offset_u32(d2, o, vldrwq_gather_offset_u32(s, o2));
+    vstrwq_scatter_offset_u32(d3, o, vldrwq_gather_offset_u32(s, o3));
+  }
+  if (j < n) {
+    const mve_pred16_t p = vctp32q((uint32_t)(n - j));
+    const uint32x4_t o = vld1q_u32(rt);
+    const uint32_t *const s = (const uint32_t *)(const void *)src;
+    vstrwq_scatter_offset_p_u32(d0, o, vldrwq_gather_offset_z_u32(s, offw, p), p);
+    vstrwq_scatter_offset_p_u32(d1, o, vldrwq_gather_offset_z_u32(s, o1, p), p);
+    vstrwq_scatter_offset_p_u32(d2, o, vldrwq_gather_offset_z_u32(s, o2, p), p);
+    vstrwq_scatter_offset_p_u32(d3, o, vldrwq_gather_offset_z_u32(s, o3, p), p);
+  }
+}
+/* the call's quads: quad i = channels 4 i.. of xn into the i-th plane */
+__attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads, int32_t ih0, int32_t iw0) {
+  const int32_t Wp = q->g->Wp, Hp = q->g->Hp;
+  const ptrdiff_t xsh = q->xsh, xsw = q->xsw, qstep = q->qstep;
+  const int32_t ja = iw0 < 0 ? -iw0 : 0, jb = q->W - iw0 < Wp ? q->W - iw0 : Wp, cw = jb - ja;
+  const int32_t ia = ih0 < 0 ? (-ih0 < Hp ? -ih0 : Hp) : 0, ib0 = q->H - ih0 < Hp ? q->H - ih0 : Hp;
+  const int32_t ib = cw > 0 && ib0 > ia ? ib0 : ia;   /* interior rows [ia, ib) */
+  const int8x16_t vpad = q->vpad;
+  for (int32_t i = 0; i < Hp && q->prows; i++) {   /* the rows outside (one band: still the call's fill) */
+    if (i == ia) i = ib;
+    if (i >= Hp) break;
+    for (int32_t k = 0; k < quads; k++) {
+      int8_t *d = q->plane + k * qstep + 4 * (ptrdiff_t)i * Wp;
+      for (int32_t j = 0; j < 4 * Wp; j += 16) vstrbq_p_s8(d + j, vpad, vctp8q((uint32_t)(4 * Wp - j)));
+    }
+  }
+  if (ib <= ia) return;
+  if (q->pcols && (ja > 0 || jb < Wp)) {   /* an edge chunk: its padding columns */
+    const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
+    for (int32_t k = 0; k < quads; k++)
+      for (int32_t i = ia; i < ib; i++) {
+        uint32_t *dw = (uint32_t *)(void *)(q->plane + k * qstep + 4 * (ptrdiff_t)i * Wp);
+        for (int32_t j = 0; j < ja; j++) dw[j] = padw;
+        for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
+      }
+  }
+  const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
+  const ptrdiff_t so = (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw, doff = 4 * ((ptrdiff_t)ia * Wp + ja);
+  if (q->rtab && quads == 4 && q->live == 16) {
+    qdp_raster4(q->plane + doff, q->xn + so, q->rtab, (ib - ia) * cw, qstep, offw, 4 * (int32_t)xsw);
+    return;
+  }
+  for (int32_t k = 0; k < quads; k++) {
+    const int32_t live = q->live - 4 * k < 4 ? q->live - 4 * k : 4;
+    const int8_t *src = q->xn + 4 * k + so;
+    int8_t *dst = q->plane + k * qstep + doff;
+    if (q->rtab) {
+      const int32_t n = (ib - ia) * cw;
+      const uint32_t *rt = q->rtab;
+      int32_t j = 0;
+      for (; j + 4 <= n; j += 4, src += 4 * xsw, rt += 4)
+        vstrwq_scatter_offset_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
+                                  vldrwq_gather_offset_u32((const uint32_t *)(const void *)src, offw));
+      if (j < n) {
+        const mve_pred16_t p = vctp32q((uint32_t)(n - j));
+        vstrwq_scatter_offset_p_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
+                                    vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)src, offw, p), p);
+      }
+      continue;
+    }
+    if (q->aligned) {
+      qdp_rows4(dst, src, ib - ia, cw, xsh, 4 * Wp, offw, 4 * xsw);
+      continue;
+    }
+    const uint16x8_t lane = vidupq_n_u16(0, 1);
+    const uint16x8_t offb = vaddq_u16(vandq_u16(lane, vdupq_n_u16(3)), vmulq_n_u16(vshrq_n_u16(lane, 2), (uint16_t)xsw));
+    const mve_pred16_t plive = vcmphiq_u16(vdupq_n_u16((uint16_t)live), vandq_u16(lane, vdupq_n_u16(3)));
+    const mve_pred16_t pb = vctp16q((uint32_t)(4 * (cw & 1))) & plive;
+    for (int32_t i = ia; i < ib; i++, src += xsh, dst += 4 * Wp) {   /* byte gathers: 2 pixels of 4 channels */
+      const int8_t *s = src;
+      int8_t *d = dst;
+      int32_t j = 0;
+      for (; j + 2 <= cw; j += 2, s += 2 * xsw, d += 8)
+        vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, plive), plive);
+      if (j < cw) vstrbq_p_u16((uint8_t *)d, vldrbq_gather_offset_z_u16((const uint8_t *)s, offb, pb), pb);
+    }
+  }
+}
+
+#endif
