@@ -119,7 +119,9 @@ def check_graph(graph: dict, where: str) -> None:
         t, body = n["xnode_union_type"], n["xnode_union"] or {}
         if t == "XNNStaticTranspose" and not _transpose_ok(body, values, nodes):
             raise BakeError(f"{where}: XNNPACK node {i} (XNNStaticTranspose, perm {list(body['perm'] or [])}) is a "
-                            f"real transpose inside the delegate, which the installed XNNPACK cannot run; {FLOW_HINT}")
+                            f"real transpose inside the delegate, which the installed XNNPACK cannot run; export with "
+                            f"`etdeploy export --flow xnnpack` (it keeps reshapes that need one on the portable "
+                            f"kernels; a program from an older etdeploy: export it again)")
         if t == "XNNFullyConnected" and body.get("filter_id", 0) < len(values) and \
                 _tensor(values[body["filter_id"]]).get("datatype") == 6:
             raise BakeError(f"{where}: XNNPACK node {i} (XNNFullyConnected) has per-channel int8 weights, which the "

@@ -29,7 +29,6 @@
 #ifndef ET_XNN_THREADS
 #define ET_XNN_THREADS 1
 #endif
-#define XMAXIO 16
 
 /* ---- counted allocator */
 size_t et_xnn_bytes_now, et_xnn_bytes_peak;
@@ -87,9 +86,9 @@ typedef struct xio {
 
 typedef struct xnn_handle {
   xnn_runtime_t rt;
-  uint32_t n_io, runs;
-  xio io[XMAXIO];
-  struct xnn_external_value ext[XMAXIO];
+  uint32_t n_io, cap, runs;  /* cap: the delegate's external values + its edge transposes */
+  xio *io;
+  struct xnn_external_value *ext;
 } xnn_handle;
 
 
@@ -266,7 +265,12 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
   xval *vals = (xval *)xcalloc(nv * sizeof(xval));
   uint32_t *map = (uint32_t *)xcalloc(nv * sizeof(uint32_t));
   uint8_t *edge = (uint8_t *)xcalloc(ns.len + 1);
-  et_status st = vals && map && edge ? ET_OK : ET_ERR_OUT_OF_MEMORY;
+  /* every external value is bound at execute (one left out has no data: the library's setup asserts),
+   * and each edge transpose adds one; mobilenet_v3's delegate has 20 (19 inputs: hardsigmoid's constants) */
+  h->cap = next + ns.len;
+  h->io = (xio *)xcalloc(h->cap * sizeof(xio));
+  h->ext = (struct xnn_external_value *)xcalloc(h->cap * sizeof(struct xnn_external_value));
+  et_status st = vals && map && edge && h->io && h->ext ? ET_OK : ET_ERR_OUT_OF_MEMORY;
   for (uint32_t i = 0; i < nv && st == ET_OK; i++) st = value_at(&vs, i, &vals[i]);
   /* id_out numbering: values are listed by id in executorch's serialization; check it */
   for (uint32_t i = 0; i < nv && st == ET_OK; i++)
@@ -286,7 +290,7 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
                  : cin < nv && (vals[cin].flags & XNN_VALUE_FLAG_EXTERNAL_INPUT) ? cin : UINT32_MAX;
     uint32_t dst = (vals[b].flags & XNN_VALUE_FLAG_EXTERNAL_OUTPUT) ? b
                  : cout < nv && (vals[cout].flags & XNN_VALUE_FLAG_EXTERNAL_OUTPUT) ? cout : UINT32_MAX;
-    if ((src == UINT32_MAX) == (dst == UINT32_MAX) || h->n_io >= XMAXIO) continue;
+    if ((src == UINT32_MAX) == (dst == UINT32_MAX)) continue;
     xio *io = &h->io[h->n_io++];
     io->nd = nd;
     memcpy(io->perm, perm, sizeof perm);
@@ -326,10 +330,12 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
     map[i] = XNN_INVALID_VALUE_ID;
     if (vals[i].alias != UINT32_MAX) continue;
     st = define_value(sg, prog, g, cblock, csize, &vals[i], &map[i]);
-    if (st == ET_OK && (vals[i].flags & 3) && vals[i].ext < next && h->n_io < XMAXIO) {
+    if (st == ET_OK && (vals[i].flags & 3) && vals[i].ext >= next) st = ET_ERR_BAD_PROGRAM;
+    if (st == ET_OK && (vals[i].flags & 3)) {
       int known = 0;
       for (uint32_t j = 0; j < h->n_io; j++) known |= h->io[j].ext == vals[i].ext;
-      if (!known) {
+      if (!known && h->n_io >= h->cap) st = ET_ERR_BAD_PROGRAM;
+      else if (!known) {
         xio *io = &h->io[h->n_io++];
         io->kind = IO_DIRECT; io->arg = vals[i].ext; io->ext = vals[i].ext;
         io->bytes = esize(vals[i].dt);
