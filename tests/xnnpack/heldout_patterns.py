@@ -1,6 +1,7 @@
 """The two structures of held-out torchvision networks that the xnnpack flow got wrong, small:
 - shufflenet_v2's channel shuffle (view, transpose, view) between convolutions: its reshapes, delegated,
-  brought real NCHW<->NHWC transposes into the delegates, which the 2022 XNNPACK cannot run;
+  brought real NCHW<->NHWC transposes into the delegates, which the 2022 XNNPACK cannot run; and its
+  downsampling unit, whose two branches read one input (int8: through two equal edge transposes);
 - mobilenet_v3's squeeze-excite with hardsigmoid, eight times in one delegate: each hardsigmoid's +3 and
   /6 constants are inputs of the delegate, 17 and more of them, which the backend had left unbound.
 16x16 input, 16 channels: one export per flow (float, int8) covers both."""
@@ -14,19 +15,32 @@ def channel_shuffle(x, groups: int):
     return x.view(n, groups, c // groups, h, w).transpose(1, 2).contiguous().view(n, c, h, w)
 
 
-class ShuffleUnit(nn.Module):
-    """shufflenet_v2's stride-1 unit: half the channels through 1x1, depthwise 3x3, 1x1; cat; shuffle."""
+def _branch(cin: int, h: int, stride: int):
+    return nn.Sequential(nn.Conv2d(cin, h, 1), nn.BatchNorm2d(h), nn.ReLU(),
+                         nn.Conv2d(h, h, 3, stride=stride, padding=1, groups=h), nn.BatchNorm2d(h),
+                         nn.Conv2d(h, h, 1), nn.BatchNorm2d(h), nn.ReLU())
 
-    def __init__(self, c: int):
+
+class ShuffleUnit(nn.Module):
+    """shufflenet_v2's unit. Stride 1: half the channels through 1x1, depthwise 3x3, 1x1; cat; shuffle.
+    Stride 2: both branches read the whole input (depthwise 3x3 s2, 1x1 | 1x1, depthwise s2, 1x1)."""
+
+    def __init__(self, c: int, stride: int = 1):
         super().__init__()
         h = c // 2
-        self.branch = nn.Sequential(nn.Conv2d(h, h, 1), nn.BatchNorm2d(h), nn.ReLU(),
-                                    nn.Conv2d(h, h, 3, padding=1, groups=h), nn.BatchNorm2d(h),
-                                    nn.Conv2d(h, h, 1), nn.BatchNorm2d(h), nn.ReLU())
+        self.stride = stride
+        self.branch = _branch(c if stride == 2 else h, h, stride)
+        if stride == 2:
+            self.down = nn.Sequential(nn.Conv2d(c, c, 3, stride=2, padding=1, groups=c), nn.BatchNorm2d(c),
+                                      nn.Conv2d(c, h, 1), nn.BatchNorm2d(h), nn.ReLU())
 
     def forward(self, x):
-        a, b = x.chunk(2, dim=1)
-        return channel_shuffle(torch.cat((a, self.branch(b)), dim=1), 2)
+        if self.stride == 2:
+            a, b = self.down(x), self.branch(x)
+        else:
+            a, b = x.chunk(2, dim=1)
+            b = self.branch(b)
+        return channel_shuffle(torch.cat((a, b), dim=1), 2)
 
 
 class SqueezeExcite(nn.Module):
@@ -45,7 +59,7 @@ class ShuffleSE(nn.Module):
     def __init__(self, c: int = 16, n_se: int = 8):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, c, 3, stride=2, padding=1), nn.BatchNorm2d(c), nn.ReLU())
-        self.shuffle = nn.Sequential(ShuffleUnit(c), ShuffleUnit(c))
+        self.shuffle = nn.Sequential(ShuffleUnit(c), ShuffleUnit(c, stride=2))   # s2 reads a shuffle
         self.mid = nn.Conv2d(c, c, 1)   # a convolution right after the shuffle's second view
         self.se = nn.ModuleList(nn.Sequential(nn.Conv2d(c, c, 3, padding=1, groups=c), nn.Hardswish(),
                                               SqueezeExcite(c)) for _ in range(n_se))

@@ -258,6 +258,20 @@ static uint32_t convert_peer(et_fb_vec *ns, uint32_t v, int want_input) {
   return UINT32_MAX;
 }
 
+/* The output of an earlier transpose node (before node k) of value a by the same perm, or UINT32_MAX. The
+ * int8 flow's layout pass gives each consumer its own copy: shufflenet_v2's downsampling unit reads its
+ * input through two equal NCHW->NHWC transposes, which are one value. */
+static uint32_t same_transpose(et_fb_vec *ns, uint32_t k, uint32_t a, const uint32_t *perm, uint32_t nd) {
+  for (uint32_t j = 0; j < k; j++) {
+    et_fb_table xn, n;
+    uint32_t a2, b2, p2[XMAXD], nd2;
+    if (!et_fb_vec_table(ns, j, &xn) || et_fb_u8(&xn, XNFB_XNode_xnode_union_type, 0) != XNFB_XNodeUnion_XNNStaticTranspose ||
+        !et_fb_sub(&xn, XNFB_XNode_xnode_union, &n) || !et_xnn_transpose_info(&n, &a2, &b2, p2, &nd2)) continue;
+    if (a2 == a && nd2 == nd && !memcmp(p2, perm, nd * sizeof *perm)) return b2;
+  }
+  return UINT32_MAX;
+}
+
 static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const uint8_t *cblock, uint64_t csize) {
   et_fb_vec vs = et_fb_vector(g, XNFB_XNNGraph_xvalues, 4), ns = et_fb_vector(g, XNFB_XNNGraph_xnodes, 4);
   uint32_t nv = vs.len, next = et_fb_u32(g, XNFB_XNNGraph_num_externs, 0);
@@ -286,6 +300,12 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
     uint32_t a, b, perm[XMAXD], nd;
     if (!et_xnn_transpose_info(&n, &a, &b, perm, &nd) || a >= nv || b >= nv || vals[a].nd != nd) { st = ET_ERR_BAD_PROGRAM; break; }
     uint32_t cin = convert_peer(&ns, a, 1), cout = convert_peer(&ns, b, 0);
+    uint32_t twin = same_transpose(&ns, k, a, perm, nd);
+    if (twin < nv && !(vals[b].flags & 3) && !(cout < nv && (vals[cout].flags & 3))) {
+      vals[b].alias = vals[twin].alias != UINT32_MAX ? vals[twin].alias : twin;   /* one value */
+      edge[k] = 1;
+      continue;
+    }
     uint32_t src = (vals[a].flags & XNN_VALUE_FLAG_EXTERNAL_INPUT) ? a
                  : cin < nv && (vals[cin].flags & XNN_VALUE_FLAG_EXTERNAL_INPUT) ? cin : UINT32_MAX;
     uint32_t dst = (vals[b].flags & XNN_VALUE_FLAG_EXTERNAL_OUTPUT) ? b
