@@ -25,12 +25,14 @@ def test_heldout_patterns_equal_executorch_runtime(programs, name):
     need_xnnpack()
     from etdeploy import oracle
     pte = programs[name].with_suffix(".pte")
+    refs = []
     for seed in (1, 2):
         rng = np.random.default_rng(seed)
         x = [rng.standard_normal(s).astype(d) for s, d in oracle.input_specs(pte)]
-        ref = oracle.run_reference(pte, x)
-        assert float(np.abs(ref[0]).max()) > 1e-3          # not a vanishing output: the comparison means something
-        assert_close(run_host(pte, x), ref, f"{name} seed {seed}", atol=1e-5)
+        refs.append(oracle.run_reference(pte, x))
+        assert_close(run_host(pte, x), refs[-1], f"{name} seed {seed}", atol=1e-5)
+    # the output follows the input (no vanishing signal): the comparison means something
+    assert float(np.abs(refs[0][0] - refs[1][0]).max()) > 0.1
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -57,7 +59,8 @@ def test_heldout_patterns_partitioned_as_the_library_runs(programs, name):
 
 def test_export_refuses_a_delegate_the_library_cannot_run():
     """executorch's own reshape config (no layout rule) on conv, channel shuffle, conv: the delegate gets
-    real transposes, and the flow's export-time check names the node instead of leaving it to the bake."""
+    real transposes, and the flow's export-time check names the node instead of leaving it to the bake (with
+    the flow's own partitioner the check passes: every export of the fixture runs it)."""
     import torch
     from executorch.backends.xnnpack.partition import config as cfg
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
@@ -78,5 +81,3 @@ def test_export_refuses_a_delegate_the_library_cannot_run():
     plain = XnnpackPartitioner(configs=[cfg.ConvolutionConfig, cfg.ViewCopyConfig])
     with pytest.raises(ExportError, match=r"XNNStaticTranspose.*partitioning should have kept it out.*--flow portable"):
         export_xnnpack.check_delegates(to_edge_transform_and_lower(ep, partitioner=[plain]))
-    ep = torch.export.export(ConvShuffleConv().eval(), (torch.randn(1, 4, 4, 4),))
-    export_xnnpack.check_delegates(to_edge_transform_and_lower(ep, partitioner=[export_xnnpack.partitioner()]))

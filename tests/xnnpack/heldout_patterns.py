@@ -67,8 +67,8 @@ class ShuffleSE(nn.Module):
 
     def forward(self, x):
         x = self.mid(self.shuffle(self.stem(x)))
-        for b in self.se:
-            x = b(x)
+        for b in self.se:   # mobilenet_v3's residual around each block
+            x = x + b(x)
         return self.fc(x.mean((2, 3)))
 
 
@@ -78,6 +78,8 @@ def model():
     g = torch.Generator().manual_seed(0)
     with torch.no_grad():   # batch-norm statistics as in a trained network (not the identity)
         for b in m.modules():
+            if isinstance(b, nn.Conv2d):   # fan-in: the output depends on the input through eight SE blocks
+                nn.init.kaiming_normal_(b.weight, mode="fan_in", generator=g)
             if isinstance(b, nn.BatchNorm2d):
                 b.running_mean.copy_(torch.randn(b.num_features, generator=g) * 0.1)
                 b.running_var.copy_(torch.rand(b.num_features, generator=g) * 0.5 + 0.75)
