@@ -186,8 +186,9 @@ def _digest(path: Path | None) -> str | None:
 
 def stamp(spec: ModelSpec, board, flow: str, inputs: list[Path], calibration: Path | None, cases: int) -> dict:
     if flow.startswith("xnnpack"):   # the partitioner's op set decides the program
-        from .export_xnnpack import CONFIGS
-        return {**stamp(spec, board, "portable", inputs, calibration, cases), "flow": flow, "xnnpack": list(CONFIGS)}
+        from . import export_xnnpack   # and its partitioning rules (the file's code)
+        return {**stamp(spec, board, "portable", inputs, calibration, cases), "flow": flow,
+                "xnnpack": list(export_xnnpack.CONFIGS), "xnnpack_code": _digest(Path(export_xnnpack.__file__))}
     return {"version": STAMP_VERSION, "model": str(spec), "model_sha256": _digest(spec.file), "flow": flow,
             "npu": npu_options(board) if flow == "ethos_u" else None,
             "cpu": cpu_name(board) if flow == "cortex_m" else None,

@@ -19,8 +19,8 @@ from .errors import BakeError
 BACKEND_DIR = Path(__file__).resolve().parents[2] / "firmware" / "backends" / "xnnpack"
 MAGIC = b"XH00"
 # Node types firmware/backends/xnnpack/et_backend_xnnpack.c defines (the 2022 library's subgraph calls).
-# XNNStaticTranspose is taken only where it is a layout change at the delegate's edge (done in C) or
-# moves size-1 dimensions only (a reshape).
+# XNNStaticTranspose is taken only where it is a layout change at the delegate's edge (done in C), moves
+# size-1 dimensions only (a reshape), or repeats an earlier transpose of the same value (the same value).
 NODES = {
     "XNNAdd", "XNNSubtract", "XNNMultiply", "XNNDiv", "XNNMinimum", "XNNMaximum",
     "XNNConv2d", "XNNDepthwiseConv2d", "XNNFullyConnected",
@@ -76,10 +76,26 @@ def _tensor(v: dict) -> dict:
     return u.get("tensor_value") or u
 
 
+def twin_transposes(nodes: list[dict]) -> set[int]:
+    """Indices of transposes equal to an earlier one (same input, same perm): the backend makes each that
+    one's value. The int8 layout pass gives each consumer its own copy (shufflenet_v2's two-branch unit)."""
+    seen, twins = set(), set()
+    for i, n in enumerate(nodes):
+        if n["xnode_union_type"] == "XNNStaticTranspose":
+            key = (n["xnode_union"]["input_id"], tuple(n["xnode_union"]["perm"] or []))
+            if key in seen:
+                twins.add(i)
+            seen.add(key)
+    return twins
+
+
 def _consumers(nodes: list[dict]) -> dict[int, int]:
-    """How many node inputs read each value id."""
+    """How many node inputs read each value id (equal transposes read it once)."""
     use: dict[int, int] = {}
-    for n in nodes:
+    twins = twin_transposes(nodes)
+    for i, n in enumerate(nodes):
+        if i in twins:
+            continue
         for k, v in (n["xnode_union"] or {}).items():
             if k.endswith("_id") and not k.startswith("output") and isinstance(v, int):
                 use[v] = use.get(v, 0) + 1
@@ -109,17 +125,29 @@ def _transpose_ok(node: dict, values: list[dict], nodes: list[dict]) -> bool:
     return moved == sorted(moved)
 
 
+def _internal(b: int, values: list[dict], nodes: list[dict]) -> bool:
+    """Value b is not a delegate output, directly or through a Convert."""
+    conv = {n["xnode_union"]["input_id"]: n["xnode_union"]["output_id"] for n in nodes
+            if n["xnode_union_type"] == "XNNConvert"}
+    flags = [_tensor(v).get("flags", 0) for v in values]
+    return b < len(flags) and not flags[b] & 3 and not (b in conv and conv[b] < len(flags) and flags[conv[b]] & 3)
+
+
 def check_graph(graph: dict, where: str) -> None:
     nodes, values = graph.get("xnodes") or [], graph.get("xvalues") or []
     bad = sorted({t for t in node_types(graph) if t not in NODES})
+    twins = twin_transposes(nodes)
     if bad:
         raise BakeError(f"{where}: XNNPACK node(s) {', '.join(bad)} not available in the installed XNNPACK "
                         f"(Debian's 2022 library); {FLOW_HINT}, which leaves them on the portable kernels")
     for i, n in enumerate(nodes):
         t, body = n["xnode_union_type"], n["xnode_union"] or {}
-        if t == "XNNStaticTranspose" and not _transpose_ok(body, values, nodes):
+        if t == "XNNStaticTranspose" and not (i in twins and _internal(body["output_id"], values, nodes)) \
+                and not _transpose_ok(body, values, nodes):
             raise BakeError(f"{where}: XNNPACK node {i} (XNNStaticTranspose, perm {list(body['perm'] or [])}) is a "
-                            f"real transpose inside the delegate, which the installed XNNPACK cannot run; {FLOW_HINT}")
+                            f"real transpose inside the delegate, which the installed XNNPACK cannot run; export with "
+                            f"`etdeploy export --flow xnnpack` (it keeps reshapes that need one on the portable "
+                            f"kernels; a program from an older etdeploy: export it again)")
         if t == "XNNFullyConnected" and body.get("filter_id", 0) < len(values) and \
                 _tensor(values[body["filter_id"]]).get("datatype") == 6:
             raise BakeError(f"{where}: XNNPACK node {i} (XNNFullyConnected) has per-channel int8 weights, which the "

@@ -82,9 +82,10 @@ static uint64_t now_ns(void) {
 /* ---- the delegate */
 typedef struct xnn_handle {
   xnn_runtime_t rt;          /* one runtime for the whole graph, or (own > 0) the steps of split */
-  uint32_t n_io, runs, own, n_nodes;
-  xio io[XMAXIO];
-  struct xnn_external_value ext[XMAXIO];
+  uint32_t n_io, cap, runs, own, n_nodes;  /* cap: the delegate's external values + its edge transposes */
+  xio *io;
+  struct xnn_external_value *ext;
+  void **io_ptr;             /* io[i]'s tensor this run, for split (the ext[i].data pointers) */
   xsplit split;
 } xnn_handle;
 
@@ -256,6 +257,20 @@ static uint32_t convert_peer(et_fb_vec *ns, uint32_t v, int want_input) {
   return UINT32_MAX;
 }
 
+/* The output of an earlier transpose node (before node k) of value a by the same perm, or UINT32_MAX. The
+ * int8 flow's layout pass gives each consumer its own copy: shufflenet_v2's downsampling unit reads its
+ * input through two equal NCHW->NHWC transposes, which are one value. */
+static uint32_t same_transpose(et_fb_vec *ns, uint32_t k, uint32_t a, const uint32_t *perm, uint32_t nd) {
+  for (uint32_t j = 0; j < k; j++) {
+    et_fb_table xn, n;
+    uint32_t a2, b2, p2[XMAXD], nd2;
+    if (!et_fb_vec_table(ns, j, &xn) || et_fb_u8(&xn, XNFB_XNode_xnode_union_type, 0) != XNFB_XNodeUnion_XNNStaticTranspose ||
+        !et_fb_sub(&xn, XNFB_XNode_xnode_union, &n) || !et_xnn_transpose_info(&n, &a2, &b2, p2, &nd2)) continue;
+    if (a2 == a && nd2 == nd && !memcmp(p2, perm, nd * sizeof *perm)) return b2;
+  }
+  return UINT32_MAX;
+}
+
 static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const uint8_t *cblock, uint64_t csize) {
   xconst cx = {prog, g, cblock, csize};
   et_fb_vec vs = et_fb_vector(g, XNFB_XNNGraph_xvalues, 4), ns = et_fb_vector(g, XNFB_XNNGraph_xnodes, 4);
@@ -264,7 +279,13 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
   xval *vals = (xval *)xcalloc(nv * sizeof(xval));
   uint32_t *map = (uint32_t *)xcalloc(nv * sizeof(uint32_t));
   uint8_t *edge = (uint8_t *)xcalloc(ns.len + 1);
-  et_status st = vals && map && edge ? ET_OK : ET_ERR_OUT_OF_MEMORY;
+  /* every external value is bound at execute (one left out has no data: the library's setup asserts),
+   * and each edge transpose adds one; mobilenet_v3's delegate has 20 (19 inputs: hardsigmoid's constants) */
+  h->cap = next + ns.len;
+  h->io = (xio *)xcalloc(h->cap * sizeof(xio));
+  h->ext = (struct xnn_external_value *)xcalloc(h->cap * sizeof(struct xnn_external_value));
+  h->io_ptr = (void **)xcalloc(h->cap * sizeof(void *));
+  et_status st = vals && map && edge && h->io && h->ext && h->io_ptr ? ET_OK : ET_ERR_OUT_OF_MEMORY;
   for (uint32_t i = 0; i < nv && st == ET_OK; i++) st = value_at(&vs, i, &vals[i]);
   /* id_out numbering: values are listed by id in executorch's serialization; check it */
   for (uint32_t i = 0; i < nv && st == ET_OK; i++)
@@ -280,11 +301,17 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
     uint32_t a, b, perm[XMAXD], nd;
     if (!et_xnn_transpose_info(&n, &a, &b, perm, &nd) || a >= nv || b >= nv || vals[a].nd != nd) { st = ET_ERR_BAD_PROGRAM; break; }
     uint32_t cin = convert_peer(&ns, a, 1), cout = convert_peer(&ns, b, 0);
+    uint32_t twin = same_transpose(&ns, k, a, perm, nd);
+    if (twin < nv && !(vals[b].flags & 3) && !(cout < nv && (vals[cout].flags & 3))) {
+      vals[b].alias = vals[twin].alias != UINT32_MAX ? vals[twin].alias : twin;   /* one value */
+      edge[k] = 1;
+      continue;
+    }
     uint32_t src = (vals[a].flags & XNN_VALUE_FLAG_EXTERNAL_INPUT) ? a
                  : cin < nv && (vals[cin].flags & XNN_VALUE_FLAG_EXTERNAL_INPUT) ? cin : UINT32_MAX;
     uint32_t dst = (vals[b].flags & XNN_VALUE_FLAG_EXTERNAL_OUTPUT) ? b
                  : cout < nv && (vals[cout].flags & XNN_VALUE_FLAG_EXTERNAL_OUTPUT) ? cout : UINT32_MAX;
-    if ((src == UINT32_MAX) == (dst == UINT32_MAX) || h->n_io >= XMAXIO) continue;
+    if ((src == UINT32_MAX) == (dst == UINT32_MAX)) continue;
     xio *io = &h->io[h->n_io++];
     io->nd = nd;
     memcpy(io->perm, perm, sizeof perm);
@@ -320,9 +347,11 @@ static et_status build(xnn_handle *h, et_program *prog, et_fb_table *g, const ui
   }
   /* the delegate's tensors bound as they are */
   for (uint32_t i = 0; i < nv && st == ET_OK; i++) {
-    if (vals[i].alias != UINT32_MAX || !(vals[i].flags & 3) || vals[i].ext >= next || h->n_io >= XMAXIO) continue;
+    if (vals[i].alias != UINT32_MAX || !(vals[i].flags & 3)) continue;
+    if (vals[i].ext >= next) { st = ET_ERR_BAD_PROGRAM; break; }
     int known = 0;
     for (uint32_t j = 0; j < h->n_io; j++) known |= h->io[j].ext == vals[i].ext;
+    if (!known && h->n_io >= h->cap) { st = ET_ERR_BAD_PROGRAM; break; }
     if (!known) {
       xio *io = &h->io[h->n_io++];
       io->kind = IO_DIRECT; io->arg = vals[i].ext; io->ext = vals[i].ext;
@@ -385,7 +414,6 @@ static et_status xnn_load(et_program *prog, const uint8_t *payload, uint32_t len
 static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs) {
   xnn_handle *h = (xnn_handle *)handle;
   int same = h->runs > 0;   /* setup (indirection buffers) again only when a tensor moved */
-  void *io_ptr[XMAXIO];
   for (uint32_t i = 0; i < h->n_io; i++) {
     xio *io = &h->io[i];
     if (io->arg >= nargs || !args[io->arg] || args[io->arg]->tag != ET_TAG_TENSOR || !args[io->arg]->u.t->data)
@@ -400,11 +428,11 @@ static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs
       h->ext[i].data = io->buf;
       if (io->kind == IO_PERMUTE_IN) permute((const uint8_t *)t->data, (uint8_t *)io->buf, io->in_dims, io->perm, io->nd, io->esize);
     }
-    io_ptr[i] = h->ext[i].data;
+    h->io_ptr[i] = h->ext[i].data;
   }
   LIB_TIMER_START
   if (h->own) {
-    et_status st = et_xnn_split_run(&h->split, io_ptr, x_pool);
+    et_status st = et_xnn_split_run(&h->split, h->io_ptr, x_pool);
     if (st != ET_OK) return st;
   } else {
     if (!same && xnn_setup_runtime(h->rt, h->n_io, h->ext) != xnn_status_success) return ET_ERR_DELEGATE;

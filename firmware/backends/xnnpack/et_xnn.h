@@ -52,7 +52,6 @@ et_status et_xnn_own_take(const et_fb_table *xn, const xval *vals, uint32_t nv, 
 
 /* The delegate's tensors: argument arg is external value ext, bound directly or through a permutation
  * done in C at the edge (buf). */
-#define XMAXIO 16
 enum { IO_DIRECT, IO_PERMUTE_IN, IO_PERMUTE_OUT };
 typedef struct xio {
   uint32_t arg, ext, kind, nd, esize;
