@@ -38,7 +38,7 @@ EXPORTS = ROOT / ".cache" / "bench" / "realmodels"
 def _key(variant: str) -> str:
     import realmodels
     from support.export_key import export_sources
-    return realmodels.content_key(variant.encode(), export_sources("cortex_m_export.py", "view_layout.py"))
+    return realmodels.content_key(variant.encode(), export_sources("cortex_m_export.py", "view_layout.py", "shuffle_layout.py"))
 
 
 def export(name: str, variant: str) -> Path:

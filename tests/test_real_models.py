@@ -90,7 +90,7 @@ def _case_module(name, flow="cortex_m"):
 def _key() -> str:
     import realmodels
     return realmodels.content_key(inspect.getsource(_case_module).encode(),
-                                  export_sources("cortex_m_export.py", "view_layout.py"))
+                                  export_sources("cortex_m_export.py", "view_layout.py", "shuffle_layout.py"))
 
 
 def export(name: str, flow: str) -> dict:

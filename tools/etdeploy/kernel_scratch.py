@@ -351,11 +351,20 @@ def dsp_dw(c: dict) -> int:
     return 4 * O if c["KH"] == 3 and c["KW"] == 3 and O <= b["CM_DSP_DW_C"] else 0
 
 
+def _group(c: dict) -> dict | None:
+    """conv.c qconv_group: one group of a grouped convolution as a dense one (None: not grouped)."""
+    if c["depthwise"] or c["x"]["c"] // c["cpg"] <= 1:
+        return None
+    return dict(c, x=dict(c["x"], c=c["cpg"]), y=dict(c["y"], c=c["opg"]))
+
+
 def _conv(args: list, isa_: str, nhwc: bool) -> int:
     c = qconv(args, False, nhwc)
     if not c or isa_ == "plain":
         return 0
-    return qconv_mve(c) if isa_ == "mve" else dsp_conv(c)
+    if isa_ == "mve":
+        return qconv_mve(_group(c) or c)
+    return dsp_conv(c)
 
 
 def _depthwise(args: list, isa_: str, nhwc: bool) -> int:

@@ -4,9 +4,31 @@
 #include "dsp_conv.h"
 #endif
 
-/* planned scratch of a dense/grouped call (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it) */
+/* Group g of a grouped convolution (groups neither 1 nor C) as a dense one over its channels, read and
+ * written in place: its cpg input and opg output channels at their offsets, the pixel strides the full
+ * tensors'. The caller offsets x and y by group_x / group_y. */
+CM_UNUSED static bool qconv_group(const qconv *c, int32_t g, qconv *sub) {
+  const int32_t G = c->cpg > 0 ? c->x.c / c->cpg : 0;
+  if (c->depthwise || G <= 1 || c->opg <= 0) return false;
+  *sub = *c;
+  sub->x.c = c->cpg;
+  sub->y.c = c->opg;
+  const int32_t o0 = g * c->opg;
+  sub->w = c->w + (ptrdiff_t)o0 * c->KH * c->KW * c->cpg;
+  sub->bias = c->bias ? c->bias + o0 : NULL;
+  sub->mult = c->mult + o0;
+  sub->shift = c->shift + o0;
+  return true;
+}
+CM_UNUSED static inline ptrdiff_t group_x(const qconv *c, int32_t g) { return (ptrdiff_t)g * c->cpg * c->x.sc; }
+CM_UNUSED static inline ptrdiff_t group_y(const qconv *c, int32_t g) { return (ptrdiff_t)g * c->opg * c->y.sc; }
+
+/* planned scratch of a dense/grouped call (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): a
+ * grouped call's is one group's (they run one after another) */
 static uint32_t qconv_scratch(const qconv *c) {
 #ifdef CM_MVE
+  qconv sub;
+  if (qconv_group(c, 0, &sub)) return qconv_mve_scratch(&sub);
   return qconv_mve_scratch(c);
 #elif defined(CM_DSP)
   return cm_dsp_conv_scratch(c);
@@ -19,6 +41,13 @@ static uint32_t qconv_scratch(const qconv *c) {
 /* dense and grouped convolution (the depthwise operators are in depthwise.c) */
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
+  qconv sub;
+  if (qconv_group(c, 0, &sub)) {   /* grouped: the dense path per group (a refusal is the same for all) */
+    bool ok = true;
+    for (int32_t g = 0; ok && g < c->x.c / c->cpg; g++)
+      ok = qconv_group(c, g, &sub) && qconv_mve(&sub, x + group_x(c, g), y + group_y(c, g));
+    if (ok) return;
+  }
   if (qconv_mve(c, x, y)) return;
 #elif defined(CM_DSP)
   if (cm_dsp_conv(c, x, y)) return;

@@ -192,6 +192,56 @@ __attribute__((noinline)) static void qmul_dsp(const int8_t *x, const int8_t *z,
 }
 #endif
 
+/* A per-channel operand ((1, C, 1, 1): a squeeze-excitation scale) against a 4-d one laid out as the
+ * output in NHWC memory: it repeats every C elements, so the op runs on rows of C. The full operand is
+ * a (full 0) or b (full 1). */
+typedef struct { uint32_t rows, len; int full; } chan_bcast;
+
+static bool chan_bcast_of(const et_tensor *a, const et_tensor *b, const et_tensor *out, chan_bcast *cb) {
+  if (out->ndim != 4) return false;
+  const int32_t n = out->sizes[0], c = out->sizes[1], hw = out->sizes[2] * out->sizes[3];
+  const bool nhwc = hw == 1 || (out->dim_order && out->dim_order[1] == 2 && out->dim_order[3] == 1);
+  if (!nhwc || c <= 1) return false;
+  const uint32_t total = numel32(out);
+  for (int f = 0; f < 2; f++) {
+    const et_tensor *full = f ? b : a, *small = f ? a : b;
+    if (numel32(full) != total || !et_same_shape(full, out) || !et_same_layout(full, out)) continue;
+    /* other dims 1: the C values are contiguous whatever the small side's dim order */
+    if (small->ndim != 4 || small->sizes[0] != 1 || small->sizes[1] != c || small->sizes[2] != 1 ||
+        small->sizes[3] != 1 || n < 1)
+      continue;
+    cb->full = f;
+    cb->len = (uint32_t)c;
+    cb->rows = total / (uint32_t)c;
+    return true;
+  }
+  return false;
+}
+
+/* quantized_mul of each row of x against the per-channel row z */
+static void qmul_rows(const int8_t *x, const int8_t *z, int8_t *y, const chan_bcast *cb, int32_t az, int32_t bz,
+                      int32_t oz, int32_t om, int32_t os) {
+  for (uint32_t r = 0; r < cb->rows; r++) {
+    const int8_t *xr = x + (size_t)r * cb->len;
+    int8_t *yr = y + (size_t)r * cb->len;
+#ifdef CM_MVE
+    if (qadd_req_ok(om, os)) {
+      qmul_mve(xr, z, yr, cb->len, az, bz, oz, om, os);
+      continue;
+    }
+#elif defined(CM_DSP)
+    if (qew_zp_ok(az) && qew_zp_ok(bz) && qew_rq_ok(os)) {
+      qmul_dsp(xr, z, yr, cb->len, az, bz, oz, om, os);
+      continue;
+    }
+#endif
+    for (uint32_t i = 0; i < cb->len; i++) {
+      const int32_t p = ((int32_t)xr[i] - az) * ((int32_t)z[i] - bz);
+      yr[i] = (int8_t)clamp_i32((int32_t)((uint32_t)cm_requant(p, om, os) + (uint32_t)oz), -128, 127);
+    }
+  }
+}
+
 /* quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other,
  *   int other_zero_point, int other_multiplier, int other_shift, int output_zero_point,
  *   int output_multiplier, int output_shift, int activation_min, int activation_max, *, Tensor(a!) out) */
@@ -256,6 +306,12 @@ ET_OP("cortex_m::quantized_mul.out", k_cm_quantized_mul_out) {
     return ET_OK;
   }
 #endif
+  chan_bcast cb;
+  if (chan_bcast_of(a, b, out, &cb)) {   /* the full side first: (x - az)(z - bz) is symmetric */
+    if (cb.full) qmul_rows(z, x, y, &cb, bz, az, oz, om, os);
+    else qmul_rows(x, z, y, &cb, az, bz, oz, om, os);
+    return ET_OK;
+  }
   for (size_t i = 0; i < w.n; i++) {
     int32_t p = ((int32_t)x[w.it.off[1]] - az) * ((int32_t)z[w.it.off[2]] - bz);
     int32_t r = cm_requant(p, om, os);
@@ -351,8 +407,20 @@ ET_OP("cortex_m::quantized_activation.out", k_cm_quantized_activation_out) {
   if (!et_same_layout(in, out)) { ctx->err_detail = 2; return ET_ERR_UNSUPPORTED; }
   const int8_t *x = (const int8_t *)in->data, *t = (const int8_t *)lut->data;
   int8_t *y = (int8_t *)out->data;
-  int64_t n = et_numel(in);
-  for (int64_t i = 0; i < n; i++) y[i] = t[(int32_t)x[i] + 128];
+  int64_t n = et_numel(in), i = 0;
+#ifdef CM_MVE
+  /* 16 lookups a gather: x + 128 is x's bits with the sign flipped, as an unsigned byte offset */
+  for (; i + 16 <= n; i += 16)
+    vst1q_s8(y + i, vreinterpretq_s8_u8(vldrbq_gather_offset_u8((const uint8_t *)t,
+                                                                 veorq_u8(vld1q_u8((const uint8_t *)x + i), vdupq_n_u8(0x80)))));
+#else
+  for (; i + 4 <= n; i += 4) {
+    const int8_t a = t[(int32_t)x[i] + 128], b = t[(int32_t)x[i + 1] + 128], c = t[(int32_t)x[i + 2] + 128],
+                 d = t[(int32_t)x[i + 3] + 128];
+    y[i] = a; y[i + 1] = b; y[i + 2] = c; y[i + 3] = d;
+  }
+#endif
+  for (; i < n; i++) y[i] = t[(int32_t)x[i] + 128];
   return ET_OK;
 }
 
