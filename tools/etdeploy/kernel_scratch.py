@@ -364,6 +364,11 @@ def _conv(args: list, isa_: str, nhwc: bool) -> int:
         return 0
     if isa_ == "mve":
         return qconv_mve(_group(c) or c)
+    g = _group(c)
+    if g and c["x"]["sc"] == 1:   # conv.c dsp_group_dense: the group's channels copied dense first
+        x = c["x"]
+        dense = dict(g, x=dict(g["x"], sw=c["cpg"], sh=x["w"] * c["cpg"], sn=x["h"] * x["w"] * c["cpg"]))
+        return _a16(x["n"] * x["h"] * x["w"] * c["cpg"]) + dsp_conv(dense)
     return dsp_conv(c)
 
 

@@ -23,6 +23,31 @@ CM_UNUSED static bool qconv_group(const qconv *c, int32_t g, qconv *sub) {
 CM_UNUSED static inline ptrdiff_t group_x(const qconv *c, int32_t g) { return (ptrdiff_t)g * c->cpg * c->x.sc; }
 CM_UNUSED static inline ptrdiff_t group_y(const qconv *c, int32_t g) { return (ptrdiff_t)g * c->opg * c->y.sc; }
 
+#ifdef CM_DSP
+/* Grouped on the DSP cores, whose kernels read dense pixels: group g's channels of an NHWC input are
+ * copied to the front of the scratch (n * h * w * cpg bytes, 16-aligned), the dense kernel's scratch
+ * follows. false: not this path (sub unset). */
+static uint32_t dsp_group_bytes(const qconv *c) {
+  return ((uint32_t)c->x.n * (uint32_t)c->x.h * (uint32_t)c->x.w * (uint32_t)c->cpg + 15u) & ~15u;
+}
+static bool dsp_group_dense(const qconv *c, int32_t g, qconv *sub) {
+  if (c->x.sc != 1 || !qconv_group(c, g, sub)) return false;
+  sub->x.sw = c->cpg;
+  sub->x.sh = (ptrdiff_t)c->x.w * c->cpg;
+  sub->x.sn = (ptrdiff_t)c->x.h * sub->x.sh;
+  sub->scr = c->scr ? c->scr + dsp_group_bytes(c) : NULL;
+  return true;
+}
+static void dsp_group_copy(const qconv *c, int32_t g, const int8_t *x, int8_t *buf) {
+  const int32_t cpg = c->cpg;
+  for (int32_t n = 0; n < c->x.n; n++)
+    for (int32_t h = 0; h < c->x.h; h++) {
+      const int8_t *xr = x + n * c->x.sn + h * c->x.sh + group_x(c, g);
+      for (int32_t w = 0; w < c->x.w; w++, buf += cpg) memcpy(buf, xr + w * c->x.sw, (size_t)cpg);
+    }
+}
+#endif
+
 /* planned scratch of a dense/grouped call (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): a
  * grouped call's is one group's (they run one after another) */
 static uint32_t qconv_scratch(const qconv *c) {
@@ -31,6 +56,8 @@ static uint32_t qconv_scratch(const qconv *c) {
   if (qconv_group(c, 0, &sub)) return qconv_mve_scratch(&sub);
   return qconv_mve_scratch(c);
 #elif defined(CM_DSP)
+  qconv sub;
+  if (dsp_group_dense(c, 0, &sub)) return dsp_group_bytes(c) + cm_dsp_conv_scratch(&sub);
   return cm_dsp_conv_scratch(c);
 #else
   (void)c;
@@ -50,6 +77,15 @@ static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
   }
   if (qconv_mve(c, x, y)) return;
 #elif defined(CM_DSP)
+  qconv sub;
+  if (c->scr && dsp_group_dense(c, 0, &sub)) {   /* grouped: each group copied dense, then the dense path */
+    bool ok = true;
+    for (int32_t g = 0; ok && g < c->x.c / c->cpg; g++) {
+      dsp_group_copy(c, g, x, c->scr);
+      ok = dsp_group_dense(c, g, &sub) && cm_dsp_conv(&sub, (const int8_t *)c->scr, y + group_y(c, g));
+    }
+    if (ok) return;
+  }
   if (cm_dsp_conv(c, x, y)) return;
 #endif
   const int32_t O = c->y.c;
