@@ -162,7 +162,8 @@ class M(nn.Module):
     # groups of 20 channels: the vector interleave with an overlapping tail; of 4 groups of 10: the plain
     # loop) kept channels_last by export; grouped convolutions (RegNet/ResNeXt: 4 groups of 10 channels
     # 3x3, 2 groups 1x1 with 12 outputs each, 5 groups with stride 2); SE gates (sigmoid as a table, a
-    # (1, C, 1, 1) per-channel mul over 40 channels); SiLU (table + mul); a 3x3 stride-2 max pool over 40
+    # (1, C, 1, 1) per-channel mul over 40 channels); SiLU (a table); hardswish (a mul zero point past int8:
+    # the eight-lane mul); a 3x3 stride-2 max pool over 40
     # channels
     "cm_heldout": ("""
 class M(nn.Module):
@@ -189,7 +190,8 @@ class M(nn.Module):
             y = self.shuffle(torch.cat((u, F.relu(self.c(self.d(F.relu(self.b(v)))))), dim=1), 2)
         z = self.e(self.shuffle(y, 4))
         s = torch.sigmoid(self.se2(F.relu(self.se1(F.adaptive_avg_pool2d(z, 1)))))
-        return (F.relu(self.g1(z)), self.g2(z), self.g3(z), z * s, F.silu(z), F.max_pool2d(z, 3, 2, 1))
+        return (F.relu(self.g1(z)), self.g2(z), self.g3(z), z * s, F.silu(z), F.max_pool2d(z, 3, 2, 1),
+                F.hardswish(self.g2(z)))
 """, [(1, 8, 10, 9)]),
 }
 

@@ -167,7 +167,7 @@ class M(torch.nn.Module):
     # what held-out networks added (issue 15), as test_kernels_cm's cm_heldout: ShuffleNetV2 units kept
     # channels_last (split, cat, channel shuffles of 2 x 20 and 4 x 10 channels), grouped convolutions (4
     # groups 3x3, 2 groups 1x1, 5 groups stride 2), an SE gate (sigmoid table, per-channel mul over 40
-    # channels), SiLU, a 3x3 stride-2 max pool
+    # channels), SiLU, a 3x3 stride-2 max pool, hardswish (its mul has a zero point past int8, as in mobilenet_v3)
     "dsp_heldout": ("""
 class M(torch.nn.Module):
     def __init__(self):
@@ -194,7 +194,8 @@ class M(torch.nn.Module):
             y = self.shuffle(torch.cat((u, F.relu(self.c(self.d(F.relu(self.b(v)))))), dim=1), 2)
         z = self.e(self.shuffle(y, 4))
         s = torch.sigmoid(self.se2(F.relu(self.se1(F.adaptive_avg_pool2d(z, 1)))))
-        return (F.relu(self.g1(z)), self.g2(z), self.g3(z), z * s, F.silu(z), F.max_pool2d(z, 3, 2, 1))
+        return (F.relu(self.g1(z)), self.g2(z), self.g3(z), z * s, F.silu(z), F.max_pool2d(z, 3, 2, 1),
+                F.hardswish(self.g2(z)))
 """, [(1, 8, 10, 9)]),
     # linear: odd K and N, several rows, a vector
     "dsp_linear": ("""

@@ -121,13 +121,14 @@ CM_HOT static void qadd_mve(const int8_t *x, const int8_t *z, int8_t *y, uint32_
   }
 }
 
-/* quantized_mul on four lanes: exact where qadd_req_ok(om, os). With int8 zero points, eight a step: the
+/* quantized_mul on four lanes: exact where qadd_req_ok(om, os). With zero points within +-16000 (the
+ * differences fit int16, the output's offset leaves room below the int16 bounds), eight a step: the
  * differences in int16 lanes, their exact products in two int32 halves (even and odd lanes), each
  * requantised, narrowed back saturating (a result past int16 clamps to the same int8 bound), + oz, clamp */
 CM_HOT static void qmul_mve(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n, int32_t az, int32_t bz,
                             int32_t oz, int32_t om, int32_t os) {
   const int32x4_t lo = vdupq_n_s32(-128), hi = vdupq_n_s32(127);
-  if (az >= -128 && az <= 127 && bz >= -128 && bz <= 127 && oz >= -128 && oz <= 127) {
+  if (az >= -16000 && az <= 16000 && bz >= -16000 && bz <= 16000 && oz >= -16000 && oz <= 16000) {
     const int16x8_t lo8 = vdupq_n_s16(-128), hi8 = vdupq_n_s16(127);
     for (uint32_t i = 0; i < n; i += 8) {
       const mve_pred16_t pr = vctp16q(n - i);
@@ -195,7 +196,12 @@ __attribute__((noinline)) static void qadd_dsp(const int8_t *x, const int8_t *z,
   }
 }
 
-/* quantized_mul: |(x - az)(z - bz)| <= 255^2 */
+/* quantized_mul: |(x - az)(z - bz)| < 2^29 (qmul_zp_ok), qew_rq's bound; zero points may lie past int8
+ * (mobilenet_v3's hardswish has one of -433) */
+static inline bool qmul_zp_ok(int32_t az, int32_t bz) {
+  return az >= -16384 && az <= 16384 && bz >= -16384 && bz <= 16384 &&
+         (int64_t)(128 + (az < 0 ? -az : az)) * (128 + (bz < 0 ? -bz : bz)) < ((int64_t)1 << 29);
+}
 __attribute__((noinline)) static void qmul_dsp(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n, int32_t az,
                                                int32_t bz, int32_t oz, int32_t om, int32_t os) {
   const int32_t rnd = 1 << -os, rs1 = 1 - os;
@@ -244,7 +250,7 @@ static void qmul_rows(const int8_t *x, const int8_t *z, int8_t *y, const chan_bc
       continue;
     }
 #elif defined(CM_DSP)
-    if (qew_zp_ok(az) && qew_zp_ok(bz) && qew_rq_ok(os)) {
+    if (qmul_zp_ok(az, bz) && qew_rq_ok(os)) {
       qmul_dsp(xr, z, yr, cb->len, az, bz, oz, om, os);
       continue;
     }
@@ -315,7 +321,7 @@ ET_OP("cortex_m::quantized_mul.out", k_cm_quantized_mul_out) {
     return ET_OK;
   }
 #elif defined(CM_DSP)
-  if (qew_zp_ok(az) && qew_zp_ok(bz) && qew_rq_ok(os) && w.n <= UINT32_MAX && ew_flat(&w, a, b, out)) {
+  if (qmul_zp_ok(az, bz) && qew_rq_ok(os) && w.n <= UINT32_MAX && ew_flat(&w, a, b, out)) {
     qmul_dsp(x, z, y, (uint32_t)w.n, az, bz, oz, om, os);
     return ET_OK;
   }
