@@ -43,6 +43,45 @@ static inline float fapply(int op, float v, const aparams *p) {
   }
 }
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+/* sigmoid (silu: times x) of groups of four with every |x| <= 87: e = e^-|x| on four lanes by et_expf's
+ * steps (k = v * log2e rounded half away from zero, r = (v - k ln2_hi) - k ln2_lo, 1 + the degree-8
+ * Taylor polynomial, separate multiplies and adds as the C compiles, times 2^k through the exponent
+ * bits: k >= -126), then et_sigmoidf's division per lane: x >= 0 ? 1 / (1 + e) : e / (1 + e). Other
+ * groups (NaN, large |x|) go through fapply. Returns the elements done (a multiple of 4). */
+static size_t sigmoid_mve(const float *x, float *o, size_t n, bool silu) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t xv = vld1q_f32(x + i), v = vnegq_f32(vabsq_f32(xv));
+    if (!(x[i] <= 87.0f && x[i] >= -87.0f && x[i + 1] <= 87.0f && x[i + 1] >= -87.0f && x[i + 2] <= 87.0f &&
+          x[i + 2] >= -87.0f && x[i + 3] <= 87.0f && x[i + 3] >= -87.0f)) {
+      for (size_t l = 0; l < 4; l++) o[i + l] = fapply(silu ? A_SILU : A_SIGMOID, x[i + l], NULL);
+      continue;
+    }
+    const int32x4_t k = vcvtq_s32_f32(vsubq_f32(vmulq_n_f32(v, 1.44269504088896341f), vdupq_n_f32(0.5f)));
+    const float32x4_t kf = vcvtq_f32_s32(k);
+    const float32x4_t r = vsubq_f32(vsubq_f32(v, vmulq_n_f32(kf, 0.693145751953125f)), vmulq_n_f32(kf, 1.42860682030941723e-06f));
+    float32x4_t q = vdupq_n_f32(1.0f / 40320.0f);
+    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 5040.0f));
+    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 720.0f));
+    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 120.0f));
+    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 24.0f));
+    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 6.0f));
+    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(0.5f));
+    const float32x4_t em = vaddq_f32(r, vmulq_f32(vmulq_f32(r, r), q));
+    const float32x4_t two = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_n_s32(k, 127), 23));
+    float e4[4];
+    vst1q_f32(e4, vmulq_f32(vaddq_f32(vdupq_n_f32(1.0f), em), two));
+    for (size_t l = 0; l < 4; l++) {
+      const float xl = x[i + l], e = e4[l];
+      const float sg = xl >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+      o[i + l] = silu ? xl * sg : sg;
+    }
+  }
+  return i;
+}
+#endif
+
 /* flat float32 loops (kept out of line so relu/clamp vectorise) */
 __attribute__((noinline)) static void f32_loop(int op, const float *x, float *o, size_t n, const aparams *p) {
   switch (op) {
@@ -82,6 +121,15 @@ __attribute__((noinline)) static void f32_loop(int op, const float *x, float *o,
       }
 #endif
       for (; i < n; i++) o[i] = fapply(A_CLAMP, x[i], &q);
+      break;
+    }
+    case A_SIGMOID:
+    case A_SILU: {
+      size_t i = 0;
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+      i = sigmoid_mve(x, o, n, op == A_SILU);
+#endif
+      for (; i < n; i++) o[i] = fapply(op, x[i], p);
       break;
     }
     default: for (size_t i = 0; i < n; i++) o[i] = fapply(op, x[i], p); break;
