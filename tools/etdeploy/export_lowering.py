@@ -127,6 +127,9 @@ def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55", keep_
     if pools:
         _say(f"{pools} ceil-mode max pool(s) kept in float by the quantizer run on the int8 codes "
              f"(padded, floor-mode pool, requantising table)")
+    tables = cortex_m_export.int8_activation_tables(transformed)
+    if tables:
+        _say(f"{tables} x * min(x, c) product(s) (hardswish) done as one table of their int8 codes")
     edge = EdgeProgramManager(transformed, compile_config=config)
     etrecord = ETRecord()
     etrecord.add_exported_program(ep)
