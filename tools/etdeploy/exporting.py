@@ -105,7 +105,7 @@ def _to_executorch(edge, flow: str):
     if flow == "pt2e":
         import executorch.kernels.quantized  # noqa: F401
     from .shuffle_layout import LayoutSpecs, channels_last_shuffles
-    from .view_layout import contiguous_view_bases
+    from .view_layout import contiguous_view_bases, drop_identity_clones
     options = {"extract_delegate_segments": False} if flow == "ethos_u" else {}
     k = channels_last_shuffles(edge)
     if k:   # the layouts chosen for the shuffles and what follows them, applied to the emitted specs
@@ -113,6 +113,7 @@ def _to_executorch(edge, flow: str):
     if k:
         _say(f"{k} channel shuffle(s) of channels_last int8 tensors done in place of their views "
              f"(the convolutions after them keep channels_last inputs)")
+    drop_identity_clones(edge)
     n = contiguous_view_bases(edge)
     if n:
         _say(f"{n} view(s) of a channels_last tensor get a copy to the contiguous order first "
