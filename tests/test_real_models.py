@@ -231,3 +231,23 @@ def test_export_failure_is_one_line_naming_the_model_and_the_way_out(tmp_path):
         exporting.export_model(DataDependent(), (torch.randn(1, 3, 4, 4),), tmp_path, "branchy", "cortex_m")
     msg = str(e.value)
     assert "\n" not in msg and "'branchy'" in msg and "way out: export it in float" in msg, msg
+
+
+def test_int8_shufflenet_keeps_channels_last_through_its_shuffles():
+    """Export does ShuffleNetV2's channel shuffles in the channels_last bytes (shuffle_layout.py): every
+    int8 convolution reads NHWC input (an NCHW one takes the slow generic path, 7-12 instructions per
+    MAC), no copy to the contiguous order is left, and the splits and cats between them stay NHWC."""
+    from etdeploy.pte import TensorInfo
+    e = export("shufflenet_v2_x0_5", "cortex_m")
+    prog = read_program(e["pte"])
+    m = prog.methods[0]
+    assert "dim_order_ops::_clone_dim_order.out" not in m.operators, m.operators
+    convs = 0
+    for _, op, args in m.calls:
+        name = m.operators[op]
+        first = next((a for a in args if isinstance(a, TensorInfo)), None)
+        if name.startswith(("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_conv2d",
+                            "aten::cat", "aten::split_with_sizes_copy")) and first is not None and first.sizes[2:] != (1, 1):
+            assert first.dim_order == (0, 2, 3, 1), (name, first)
+            convs += name.startswith("cortex_m::quantized")
+    assert convs > 20
