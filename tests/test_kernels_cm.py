@@ -209,6 +209,43 @@ class M(nn.Module):
         y = self.c(x)
         return self.h(self.d(x)), y * F.hardsigmoid(F.adaptive_avg_pool2d(y, 1), inplace=True), torch.minimum(y, F.relu(y) - 1.0)
 """, [(1, 3, 9, 7)]),
+    # what held-out networks added (issue 15): ShuffleNetV2 units (split, branch ending in a ReLU as the
+    # network's: the cat shares its input's quantisation, a range with negatives would leave the first conv
+    # unlowered; cat, channel shuffle of 2
+    # groups of 20 channels: the vector interleave with an overlapping tail; of 4 groups of 10: the plain
+    # loop) kept channels_last by export; grouped convolutions (RegNet/ResNeXt: 4 groups of 10 channels
+    # 3x3, 2 groups 1x1 with 12 outputs each, 5 groups with stride 2); SE gates (sigmoid as a table, a
+    # (1, C, 1, 1) per-channel mul over 40 channels); SiLU (a table); hardswish (a mul zero point past int8:
+    # the eight-lane mul); a 3x3 stride-2 max pool over 40
+    # channels
+    "cm_heldout": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(8, 40, 1)
+        self.b = nn.Conv2d(20, 20, 1)
+        self.d = nn.Conv2d(20, 20, 3, padding=1, groups=20)
+        self.c = nn.Conv2d(20, 20, 1)
+        self.e = nn.Conv2d(40, 40, 1)
+        self.g1 = nn.Conv2d(40, 40, 3, padding=1, groups=4)
+        self.g2 = nn.Conv2d(40, 24, 1, groups=2)
+        self.g3 = nn.Conv2d(40, 40, 3, stride=2, padding=1, groups=5)
+        self.se1 = nn.Conv2d(40, 10, 1)
+        self.se2 = nn.Conv2d(10, 40, 1)
+    @staticmethod
+    def shuffle(x, g):
+        n, c, h, w = x.shape
+        return x.view(n, g, c // g, h, w).transpose(1, 2).contiguous().view(n, c, h, w)
+    def forward(self, x):
+        y = F.relu(self.a(x))
+        for _ in range(2):
+            u, v = y.chunk(2, dim=1)
+            y = self.shuffle(torch.cat((u, F.relu(self.c(self.d(F.relu(self.b(v)))))), dim=1), 2)
+        z = self.e(self.shuffle(y, 4))
+        s = torch.sigmoid(self.se2(F.relu(self.se1(F.adaptive_avg_pool2d(z, 1)))))
+        return (F.relu(self.g1(z)), self.g2(z), self.g3(z), z * s, F.silu(z), F.max_pool2d(z, 3, 2, 1),
+                F.hardswish(self.g2(z)))
+""", [(1, 8, 10, 9)]),
 }
 
 
@@ -233,6 +270,9 @@ EXPECTED_OPS = {
     "cm_pool_ew": {"cortex_m::quantized_avg_pool2d.out", "cortex_m::quantized_max_pool2d.out",
                    "cortex_m::quantized_add.out", "cortex_m::quantized_mul.out"},
     "cm_hswish": {"cortex_m::minimum.out"},
+    "cm_heldout": {"cortex_m::quantized_conv2d.out", "cortex_m::transpose.out", "aten::split_with_sizes_copy.out",
+                   "aten::cat.out", "cortex_m::quantized_mul.out", "cortex_m::quantized_activation.out",
+                   "cortex_m::quantized_max_pool2d.out"},
 }
 
 

@@ -109,6 +109,20 @@ class M(torch.nn.Module):
         y = self.p(F.relu6(self.d(h)))
         return (y + self.q(h)) * 1.0, F.hardtanh(x, -0.5, 0.25) * 1.0, h.mean((2, 3)), h.mean((2, 3), keepdim=True)
 """, [((1, 8, 7, 5), "cl")]),
+    # held-out networks' float ops (issue 15): SE gates ((1, C, 1, 1) times, plus and divided into a plane
+    # each, either side), hardswish, a 3x3 stride-2 max pool with indices (whole windows four at a time,
+    # clipped ones alone) on 20 channels of 11x13, sigmoid (four lanes; groups with |x| > 87 alone) and silu
+    "held_other_nchw": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e = torch.nn.Conv2d(6, 20, 1)
+    def forward(self, x):
+        h = self.e(x)
+        s = torch.sigmoid(F.adaptive_avg_pool2d(h, 1))
+        v, i = F.max_pool2d(h, 3, 2, 1, return_indices=True)
+        return h * s, s * h, h + s, h / (s + 1.0), F.hardswish(h), v, i, torch.sigmoid(h * 60.0), F.silu(h)
+""", [((1, 6, 11, 13), "n")]),
 }
 
 

@@ -153,9 +153,13 @@ def test_int8_export_of_nchw_module_runs_convolutions_in_int8(name):
 
 
 def test_operator_the_quantizer_cannot_run_stays_float():
+    """The quantizer keeps the ceil-mode max pool out (float between a dequantize and a quantize); export
+    then runs it on the int8 codes (padded, floor-mode int8 pool, requantising table), which the bundled
+    cases (expected outputs: the float-pool graph) check on the boards."""
     e = export("ceil_pool", "cortex_m")
     assert list(e["kept_float"]) == ["max_pool2d"], e["kept_float"]
-    assert "aten::max_pool2d_with_indices.out" in e["operators"]
+    assert "aten::max_pool2d_with_indices.out" not in e["operators"]
+    assert "cortex_m::quantized_max_pool2d.out" in e["operators"]
     assert "cortex_m::quantized_conv2d.out" in e["operators"]
     assert 0.9 < e["int8_share"] <= 1.0
 
@@ -226,3 +230,23 @@ def test_export_failure_is_one_line_naming_the_model_and_the_way_out(tmp_path):
         exporting.export_model(DataDependent(), (torch.randn(1, 3, 4, 4),), tmp_path, "branchy", "cortex_m")
     msg = str(e.value)
     assert "\n" not in msg and "'branchy'" in msg and "way out: export it in float" in msg, msg
+
+
+def test_int8_shufflenet_keeps_channels_last_through_its_shuffles():
+    """Export does ShuffleNetV2's channel shuffles in the channels_last bytes (shuffle_layout.py): every
+    int8 convolution reads NHWC input (an NCHW one takes the slow generic path, 7-12 instructions per
+    MAC), no copy to the contiguous order is left, and the splits and cats between them stay NHWC."""
+    from etdeploy.pte import TensorInfo
+    e = export("shufflenet_v2_x0_5", "cortex_m")
+    prog = read_program(e["pte"])
+    m = prog.methods[0]
+    assert "dim_order_ops::_clone_dim_order.out" not in m.operators, m.operators
+    convs = 0
+    for _, op, args in m.calls:
+        name = m.operators[op]
+        first = next((a for a in args if isinstance(a, TensorInfo)), None)
+        if name.startswith(("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_conv2d",
+                            "aten::cat", "aten::split_with_sizes_copy")) and first is not None and first.sizes[2:] != (1, 1):
+            assert first.dim_order == (0, 2, 3, 1), (name, first)
+            convs += name.startswith("cortex_m::quantized")
+    assert convs > 20

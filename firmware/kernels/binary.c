@@ -96,6 +96,34 @@ static inline int64_t iop(int op, int64_t a, int64_t b, int64_t alpha, bool *err
   }
 }
 
+static bool fast_f32(int op, const et_tensor *a, const et_tensor *b, et_tensor *out, float alpha);
+
+/* A per-channel operand ((1, C, 1, 1): a squeeze-excitation scale) against a contiguous (NCHW) 4-d one
+ * shaped as the output: each of the N * C planes against one value, through fast_f32's one-element form
+ * (the same operations, element by element) on views of the plane and the value */
+static bool per_channel_f32(int op, const et_tensor *a, const et_tensor *b, et_tensor *out, float alpha) {
+  if (out->ndim != 4 || out->sizes[0] != 1 || !et_is_contiguous(out)) return false;
+  const int32_t C = out->sizes[1], HW = out->sizes[2] * out->sizes[3];
+  const bool afull = et_same_shape(a, out) && et_is_contiguous(a);
+  const et_tensor *full = afull ? a : b, *small = afull ? b : a;
+  if (!et_same_shape(full, out) || !et_is_contiguous(full) || small->ndim != 4 || small->sizes[0] != 1 ||
+      small->sizes[1] != C || small->sizes[2] != 1 || small->sizes[3] != 1 || HW <= 1)
+    return false;
+  et_tensor pf = *full, po = *out, ps = *small;
+  int32_t one = 1, hw = HW;
+  pf.ndim = po.ndim = ps.ndim = 1;
+  pf.sizes = po.sizes = &hw;
+  ps.sizes = &one;
+  pf.dim_order = po.dim_order = ps.dim_order = NULL;
+  for (int32_t c = 0; c < C; c++) {
+    pf.data = (float *)full->data + (size_t)c * HW;
+    po.data = (float *)out->data + (size_t)c * HW;
+    ps.data = (float *)small->data + c;
+    if (!fast_f32(op, afull ? &pf : &ps, afull ? &ps : &pf, &po, alpha)) return false;
+  }
+  return true;
+}
+
 /* float32, contiguous, same shape or one-element operands: vectorisable loops */
 __attribute__((noinline)) static bool fast_f32(int op, const et_tensor *a, const et_tensor *b, et_tensor *out, float alpha) {
   if (a->dtype != ET_FLOAT || b->dtype != ET_FLOAT || out->dtype != ET_FLOAT) return false;
@@ -107,7 +135,7 @@ __attribute__((noinline)) static bool fast_f32(int op, const et_tensor *a, const
   if (et_same_shape(a, out) && et_same_shape(b, out) && et_same_layout(a, out) && et_same_layout(b, out)) mode = 0;
   else if (et_same_shape(a, out) && et_same_layout(a, out) && et_numel(b) == 1) mode = 1;
   else if (et_same_shape(b, out) && et_same_layout(b, out) && et_numel(a) == 1) mode = 2;
-  else return false;
+  else return per_channel_f32(op, a, b, out, alpha);
   if (op == OP_RSUB) {  /* b - alpha * a */
     const float *t = x; x = y; y = t;
     mode = mode == 1 ? 2 : mode == 2 ? 1 : 0;

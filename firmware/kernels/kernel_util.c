@@ -46,6 +46,22 @@ static bool gather_rows_u32(uint32_t *d, ptrdiff_t dr, const uint32_t *s, ptrdif
 }
 #endif
 
+/* n bytes d <- s (no overlap): short runs inline, long ones by memcpy */
+static inline void copy_run(uint8_t *d, const uint8_t *s, size_t n) {
+  if (n > 128) { __builtin_memcpy(d, s, n); return; }
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+  for (size_t k = 0; k < n; k += 16) {
+    const mve_pred16_t p = vctp8q((uint32_t)(n - k));
+    vst1q_p_u8(d + k, vld1q_z_u8(s + k, p), p);
+  }
+#else
+  size_t k = 0;
+  if ((((uintptr_t)d | (uintptr_t)s) & 3u) == 0)
+    for (; k + 4 <= n; k += 4) *(uint32_t *)(void *)(d + k) = *(const uint32_t *)(const void *)(s + k);
+  for (; k < n; k++) d[k] = s[k];
+#endif
+}
+
 /* ---------------- shapes ---------------- */
 /* the bounds keep the int32 sums below from overflowing */
 int32_t et_pool_out_size(int32_t in, int32_t k, int32_t pad, int32_t s, int32_t dil, bool ceil) {
@@ -184,8 +200,17 @@ void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st_in
    * one image becomes 2-d, a contiguous tail one row) */
   int32_t sizes[ET_MAX_DIMS];
   ptrdiff_t dst_st[ET_MAX_DIMS], src_st[ET_MAX_DIMS];
-  uint32_t ndim = 0;
+  /* the dims walked in the destination's memory order (largest stride outside): a channels_last
+   * destination (NHWC cat, split, permute) then has its channels innermost, as runs */
+  uint8_t ord[ET_MAX_DIMS];
   for (uint32_t d = 0; d < ndim_in; d++) {
+    uint32_t j = d;
+    for (; j > 0 && dst_st_in[ord[j - 1]] < dst_st_in[d]; j--) ord[j] = ord[j - 1];
+    ord[j] = (uint8_t)d;
+  }
+  uint32_t ndim = 0;
+  for (uint32_t k = 0; k < ndim_in; k++) {
+    const uint32_t d = ord[k];
     if (sizes_in[d] == 1) continue;
     if (ndim > 0 && (int64_t)dst_st[ndim - 1] == (int64_t)dst_st_in[d] * sizes_in[d] &&
         (int64_t)src_st[ndim - 1] == (int64_t)src_st_in[d] * sizes_in[d]) {
@@ -261,6 +286,13 @@ void et_strided_copy(et_tensor *dst, ptrdiff_t dbase, const ptrdiff_t *dst_st_in
   for (uint32_t d = 0; d < outer_nd; d++) { st[0][d] = dst_st[d]; st[1][d] = src_st[d]; }
   et_idx_init(&it, outer_nd, sizes);
   size_t rows = n / row;
+  if (row > 1 && outer_nd == 1) {   /* rows at fixed steps (a cat or split along the innermost dim) */
+    uint8_t *d = (uint8_t *)dst->data + (size_t)dbase * es;
+    const uint8_t *s = (const uint8_t *)src->data + (size_t)sbase * es;
+    const size_t bytes = row * es, dstep = (size_t)st[0][0] * es, sstep = (size_t)st[1][0] * es;
+    for (size_t r = 0; r < rows; r++, d += dstep, s += sstep) copy_run(d, s, bytes);
+    return;
+  }
   for (size_t r = 0; r < rows; r++) {
     ptrdiff_t di = dbase + it.off[0], si = sbase + it.off[1];
     if (row > 1) {

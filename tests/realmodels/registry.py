@@ -45,6 +45,22 @@ MODELS: dict[str, Entry] = {
                        "torchvision googlenet (no auxiliary heads)", "torchvision"),
     "resnet18": Entry(lambda s: vision.build("resnet18", num_classes=10 if s else 1000),
                       (1, 3, 96, 96), (1, 3, 32, 32), "torchvision resnet18", "torchvision"),
+    # held out from the kernel work (issue 15, session 4): SiLU + SE + 5x5 depthwise, grouped convs (+ SE),
+    # fire modules (cat, ceil-mode max pools), a wider mnasnet
+    "efficientnet_b0": Entry(lambda s: vision.build("efficientnet_b0", num_classes=10 if s else 1000),
+                             (1, 3, 96, 96), (1, 3, 32, 32), "torchvision efficientnet_b0 (SiLU, SE, 5x5 depthwise)",
+                             "torchvision"),
+    "regnet_x_400mf": Entry(lambda s: vision.build("regnet_x_400mf", num_classes=10 if s else 1000),
+                            (1, 3, 96, 96), (1, 3, 32, 32), "torchvision regnet_x_400mf (grouped 3x3 convs)",
+                            "torchvision"),
+    "regnet_y_400mf": Entry(lambda s: vision.build("regnet_y_400mf", num_classes=10 if s else 1000),
+                            (1, 3, 96, 96), (1, 3, 32, 32), "torchvision regnet_y_400mf (grouped 3x3 convs, SE)",
+                            "torchvision"),
+    "squeezenet1_1": Entry(lambda s: vision.build("squeezenet1_1", num_classes=10 if s else 1000),
+                           (1, 3, 96, 96), (1, 3, 32, 32), "torchvision squeezenet1_1 (fire modules, ceil-mode pools)",
+                           "torchvision"),
+    "mnasnet1_0": Entry(lambda s: vision.build("mnasnet1_0", num_classes=10 if s else 1000),
+                        (1, 3, 96, 96), (1, 3, 32, 32), "torchvision mnasnet1_0", "torchvision"),
 }
 TORCHVISION = sorted(n for n, e in MODELS.items() if e.source == "torchvision")
 

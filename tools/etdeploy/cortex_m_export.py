@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import copy
+import operator
 
 # the aten form an edge-dialect operator came from (the quantizer sees the former)
 _EDGE_TO_ANNOTATED = {"max_pool2d_with_indices": "max_pool2d", "_native_batch_norm_legit_no_training": "batch_norm"}
@@ -113,3 +114,126 @@ def failing_pass_operator(exc: BaseException):
             return _EDGE_TO_ANNOTATED.get(base, base), (text.strip().splitlines() or [type(exc).__name__])[0]
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return None
+
+
+def _target_is(node, name: str) -> bool:
+    return node.op == "call_function" and str(getattr(node.target, "__name__", node.target)).startswith(name)
+
+
+def int8_ceil_max_pools(ep) -> int:
+    """A ceil-mode max pool the flow kept in float (`dequantize -> max_pool2d(ceil_mode) -> quantize`,
+    GoogLeNet's and SqueezeNet's) done on the int8 codes instead: the input padded on the bottom and right
+    with -128 (cortex_m::pad) as far as ceil mode's last windows reach, a floor-mode
+    cortex_m::quantized_max_pool2d, then, where the two quantisations differ, the 256-entry table
+    q2(dq1(code)) (cortex_m::quantized_activation). Exact: dequantisation is increasing, so the float max
+    of dequantised codes is the dequantised max code, and -128 is no code's rival. Returns how many."""
+    import torch
+    from executorch.backends.transforms.utils import create_constant_placeholder
+    from executorch.exir.dialects._ops import ops as exir_ops
+    from torch.export.graph_signature import InputKind
+    cm = exir_ops.edge.cortex_m
+    graph, done = ep.graph_module.graph, 0
+    for pool in list(graph.nodes):
+        if not _target_is(pool, "aten.max_pool2d_with_indices") or len(pool.args) < 6 or not pool.args[5]:
+            continue
+        dq = pool.args[0]
+        k, s = [int(v) for v in pool.args[1]], [int(v) for v in (pool.args[2] or pool.args[1])]
+        p, d = [int(v) for v in pool.args[3]], [int(v) for v in pool.args[4]]
+        users = list(pool.users)
+        if (not _target_is(dq, "cortex_m.dequantize_per_tensor") or d != [1, 1] or len(users) != 1
+                or users[0].target is not operator.getitem or users[0].args[1] != 0):
+            continue
+        qs = list(users[0].users)
+        if len(qs) != 1 or not _target_is(qs[0], "cortex_m.quantize_per_tensor"):
+            continue
+        q = qs[0]
+        x = dq.args[0]
+        xv, ov = x.meta.get("val"), users[0].meta.get("val")
+        if xv is None or ov is None or xv.dim() != 4 or xv.dtype != torch.int8 or tuple(dq.args[3:6]) != tuple(q.args[3:6]):
+            continue
+        (_, _, H, W), (_, _, OH, OW) = xv.shape, ov.shape
+        extra = [max(0, (o - 1) * st + kk - (n + 2 * pp)) for o, st, kk, n, pp in zip((OH, OW), s, k, (H, W), p)]
+        if [(n + e + 2 * pp - kk) // st + 1 for n, e, pp, kk, st in zip((H, W), extra, p, k, s)] != [OH, OW]:
+            continue
+        s1, z1, s2, z2 = float(dq.args[1]), int(dq.args[2]), float(q.args[1]), int(q.args[2])
+        with graph.inserting_before(q):
+            y = x
+            if any(extra):
+                y = graph.call_function(cm.pad.default, (x, [0, 0, 0, 0], [0, extra[0], extra[1], 0], -128))
+                y.meta["val"] = torch.ops.cortex_m.pad.default(xv, [0, 0, 0, 0], [0, extra[0], extra[1], 0], -128)
+            y = graph.call_function(cm.quantized_max_pool2d.default, (y, k, s, p, d, False, z1, z1, -128, 127))
+            y.meta["val"] = ov.to(torch.int8).contiguous(memory_format=torch.channels_last) \
+                if xv.dim_order() == (0, 2, 3, 1) else ov.to(torch.int8)
+            if (s1, z1) != (s2, z2):
+                codes = torch.arange(-128, 128, dtype=torch.int8).reshape(1, 256, 1, 1)
+                deq = torch.ops.cortex_m.dequantize_per_tensor.default(codes, s1, z1, -128, 127, torch.int8)
+                lut = torch.ops.cortex_m.quantize_per_tensor.default(deq, s2, z2, -128, 127, torch.int8).reshape(256)
+                first = next(n for n in graph.nodes if n.op == "placeholder")
+                with graph.inserting_before(first):
+                    table = create_constant_placeholder(ep, graph, f"{pool.name}_requant_lut", InputKind.PARAMETER,
+                                                        lut.contiguous())
+                pooled, yv = y, y.meta["val"]
+                y = graph.call_function(cm.quantized_activation.default, (pooled, table))
+                y.meta["val"] = yv
+        for k_ in ("stack_trace", "nn_module_stack", "source_fn_stack"):
+            if k_ in pool.meta:
+                for n in (y,) if y is x else (y, *y.all_input_nodes):
+                    n.meta.setdefault(k_, pool.meta[k_])
+        q.replace_all_uses_with(y)
+        for dead in (q, users[0], pool, dq):
+            if not dead.users:
+                graph.erase_node(dead)
+        done += 1
+    if done:
+        graph.lint()
+        ep.graph_module.recompile()
+    return done
+
+
+def int8_activation_tables(ep) -> int:
+    """mobilenet_v3's hardswish as the Cortex-M passes leave it, `quantized_mul(x, minimum(x, c))` (or
+    maximum), is a function of x's int8 code alone: one 256-entry table (cortex_m::quantized_activation)
+    whose entries are those two reference operators run on every code. Exact by construction; the two
+    passes over the tensor (~0.3 and ~2.5 instructions an element on the M55) become one gather.
+    Returns how many."""
+    import torch
+    from executorch.backends.transforms.utils import create_constant_placeholder, get_param_tensor
+    from executorch.exir.dialects._ops import ops as exir_ops
+    from torch.export.graph_signature import InputKind
+    graph, done = ep.graph_module.graph, 0
+    for mul in list(graph.nodes):
+        if not _target_is(mul, "cortex_m.quantized_mul") or len(mul.args) != 7:
+            continue
+        a, za, b, zb, oz, om, os_ = mul.args
+        x, m, swap = (a, b, False) if _target_is(b, "cortex_m.minimum") or _target_is(b, "cortex_m.maximum") \
+            else (b, a, True)
+        if not (_target_is(m, "cortex_m.minimum") or _target_is(m, "cortex_m.maximum")) or m.args[0] is not x:
+            continue
+        c = m.args[1]
+        xv = x.meta.get("val")
+        try:
+            cv = get_param_tensor(ep, c) if getattr(c, "op", None) == "placeholder" else None
+        except Exception:
+            cv = None
+        if cv is None or cv.numel() != 1 or cv.dtype != torch.int8 or xv is None or xv.dtype != torch.int8:
+            continue
+        codes = torch.arange(-128, 128, dtype=torch.int8)
+        mm = (torch.ops.cortex_m.minimum if _target_is(m, "cortex_m.minimum") else torch.ops.cortex_m.maximum)(
+            codes, cv.reshape(()))
+        lhs, rhs = (mm, codes) if swap else (codes, mm)
+        lut = torch.ops.cortex_m.quantized_mul(lhs, za, rhs, zb, oz, om, os_).reshape(256).contiguous()
+        first = next(n for n in graph.nodes if n.op == "placeholder")
+        with graph.inserting_before(first):
+            table = create_constant_placeholder(ep, graph, f"{mul.name}_table", InputKind.PARAMETER, lut)
+        with graph.inserting_before(mul):
+            y = graph.call_function(exir_ops.edge.cortex_m.quantized_activation.default, (x, table))
+        y.meta.update({k: v for k, v in mul.meta.items() if k != "spec"})
+        mul.replace_all_uses_with(y)
+        graph.erase_node(mul)
+        if not m.users:
+            graph.erase_node(m)
+        done += 1
+    if done:
+        graph.lint()
+        ep.graph_module.recompile()
+    return done

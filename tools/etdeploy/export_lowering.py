@@ -119,18 +119,41 @@ def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55", keep_
             if failed is None:
                 raise
             raise _KeepInFloat(*failed) from e
+    _warn_int8_aten_convolutions(transformed)
+    # The Python reference of cortex_m:: ops: run the transformed edge graph itself, as it was before the
+    # program's own repairs below (they must give its outputs, which the bundled cases then check)
+    reference = copy.deepcopy(transformed).module()
+    pools = cortex_m_export.int8_ceil_max_pools(transformed)
+    if pools:
+        _say(f"{pools} ceil-mode max pool(s) kept in float by the quantizer run on the int8 codes "
+             f"(padded, floor-mode pool, requantising table)")
+    tables = cortex_m_export.int8_activation_tables(transformed)
+    if tables:
+        _say(f"{tables} x * min(x, c) product(s) (hardswish) done as one table of their int8 codes")
     edge = EdgeProgramManager(transformed, compile_config=config)
     etrecord = ETRecord()
     etrecord.add_exported_program(ep)
     etrecord.add_edge_dialect_program(copy.deepcopy(edge))
-    # The Python reference of cortex_m:: ops: run the transformed edge graph itself.
-    reference = copy.deepcopy(edge.exported_program()).module()
     from etdeploy.oracle_portable import portable_arithmetic   # outputs kept: the expected ones
     with portable_arithmetic():
         failed, outputs = cortex_m_export.failing_operator(reference, example_inputs)
     if failed is not None:
         raise _KeepInFloat(*failed)
     return edge, (etrecord, _Reference(reference, example_inputs, outputs))
+
+
+def _warn_int8_aten_convolutions(ep) -> None:
+    """The Cortex-M passes leave a convolution as aten::convolution on int8 codes when they cannot fuse its
+    activation (executorch 1.5.1: "Cannot fuse activation ... qmin is out of range", e.g. a ReLU whose
+    output shares its quantisation with a concatenation partner that has negative values): the program
+    then convolves raw codes, which the reference does too, so no check notices. Say so."""
+    import torch
+    bad = [n.name for n in ep.graph.nodes if n.op == "call_function" and "aten.convolution" in str(n.target)
+           and getattr(n.args[0].meta.get("val"), "dtype", None) == torch.int8]
+    if bad:
+        _say(f"WARNING: {len(bad)} convolution(s) left unlowered on int8 codes by the Cortex-M passes "
+             f"({', '.join(bad[:3])}): their outputs are not the float model's; an activation that shares "
+             f"a concatenation's quantisation cannot be fused (export that part in float)")
 
 
 class _Reference:

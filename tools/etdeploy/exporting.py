@@ -104,14 +104,22 @@ def _to_executorch(edge, flow: str):
     from executorch.exir import ExecutorchBackendConfig
     if flow == "pt2e":
         import executorch.kernels.quantized  # noqa: F401
-    config = ExecutorchBackendConfig(extract_delegate_segments=False) if flow == "ethos_u" else None
-    from .view_layout import contiguous_view_bases
+    from .shuffle_layout import LayoutSpecs, channels_last_shuffles
+    from .view_layout import contiguous_view_bases, drop_identity_clones
+    options = {"extract_delegate_segments": False} if flow == "ethos_u" else {}
+    k = channels_last_shuffles(edge)
+    if k:   # the layouts chosen for the shuffles and what follows them, applied to the emitted specs
+        options["sym_shape_eval_pass"] = LayoutSpecs()
+    if k:
+        _say(f"{k} channel shuffle(s) of channels_last int8 tensors done in place of their views "
+             f"(the convolutions after them keep channels_last inputs)")
+    drop_identity_clones(edge)
     n = contiguous_view_bases(edge)
     if n:
         _say(f"{n} view(s) of a channels_last tensor get a copy to the contiguous order first "
              f"(executorch would alias them with the wrong layout)")
     with _Step("to_executorch (memory planning, emit)"):
-        return edge.to_executorch(config) if config else edge.to_executorch()
+        return edge.to_executorch(ExecutorchBackendConfig(**options)) if options else edge.to_executorch()
 
 
 def _write_bundle(et_prog, suites: dict[str, list[tuple[tuple, list]]], path: Path):

@@ -388,11 +388,25 @@ def dsp_dw(c: dict) -> int:
     return 4 * O if c["KH"] == 3 and c["KW"] == 3 and O <= b["CM_DSP_DW_C"] else 0
 
 
+def _group(c: dict) -> dict | None:
+    """conv.c qconv_group: one group of a grouped convolution as a dense one (None: not grouped)."""
+    if c["depthwise"] or c["x"]["c"] // c["cpg"] <= 1:
+        return None
+    return dict(c, x=dict(c["x"], c=c["cpg"]), y=dict(c["y"], c=c["opg"]))
+
+
 def _conv(args: list, isa_: str, nhwc: bool) -> int:
     c = qconv(args, False, nhwc)
     if not c or isa_ == "plain":
         return 0
-    return qconv_mve(c) if isa_ == "mve" else dsp_conv(c)
+    if isa_ == "mve":
+        return qconv_mve(_group(c) or c)
+    g = _group(c)
+    if g and c["x"]["sc"] == 1:   # conv.c dsp_group_dense: the group's channels copied dense first
+        x = c["x"]
+        dense = dict(g, x=dict(g["x"], sw=c["cpg"], sh=x["w"] * c["cpg"], sn=x["h"] * x["w"] * c["cpg"]))
+        return _a16(x["n"] * x["h"] * x["w"] * c["cpg"]) + dsp_conv(dense)
+    return dsp_conv(c)
 
 
 def _depthwise(args: list, isa_: str, nhwc: bool) -> int:

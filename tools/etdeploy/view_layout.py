@@ -49,3 +49,38 @@ def contiguous_view_bases(edge) -> int:
                 mod.graph.lint()
                 mod.recompile()
     return fixed
+
+
+def drop_identity_clones(edge) -> int:
+    """A `_clone_dim_order` whose input already has the asked dim order is a copy of equal values
+    (ShuffleNet's `.contiguous()` after a permute_copy, whose result is contiguous already): its users
+    read the input instead. Kept where the input is a program input or either side is a program output."""
+    dropped = 0
+    for method in edge.methods:
+        gm = edge.exported_program(method).graph_module
+        outs = {a for n in gm.graph.nodes if n.op == "output" for a in _flat(n.args)}
+        changed = False
+        for node in list(gm.graph.nodes):
+            if node.op != "call_function" or "_clone_dim_order" not in str(getattr(node.target, "__name__", node.target)):
+                continue
+            src = node.args[0] if node.args else None
+            sv, cv = (getattr(x, "meta", {}).get("val") for x in (src, node))
+            if (src is None or sv is None or cv is None or src.op != "call_function" or node in outs or src in outs
+                    or tuple(sv.shape) != tuple(cv.shape) or sv.dtype != cv.dtype or sv.dim_order() != cv.dim_order()):
+                continue
+            node.replace_all_uses_with(src)
+            gm.graph.erase_node(node)
+            changed = True
+            dropped += 1
+        if changed:
+            gm.graph.lint()
+            gm.recompile()
+    return dropped
+
+
+def _flat(args):
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            yield from _flat(a)
+        elif hasattr(a, "op"):
+            yield a

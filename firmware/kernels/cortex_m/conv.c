@@ -4,11 +4,60 @@
 #include "dsp_conv.h"
 #endif
 
-/* planned scratch of a dense/grouped call (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it) */
+/* Group g of a grouped convolution (groups neither 1 nor C) as a dense one over its channels, read and
+ * written in place: its cpg input and opg output channels at their offsets, the pixel strides the full
+ * tensors'. The caller offsets x and y by group_x / group_y. */
+CM_UNUSED static bool qconv_group(const qconv *c, int32_t g, qconv *sub) {
+  const int32_t G = c->cpg > 0 ? c->x.c / c->cpg : 0;
+  if (c->depthwise || G <= 1 || c->opg <= 0) return false;
+  *sub = *c;
+  sub->x.c = c->cpg;
+  sub->y.c = c->opg;
+  const int32_t o0 = g * c->opg;
+  sub->w = c->w + (ptrdiff_t)o0 * c->KH * c->KW * c->cpg;
+  sub->bias = c->bias ? c->bias + o0 : NULL;
+  sub->mult = c->mult + o0;
+  sub->shift = c->shift + o0;
+  return true;
+}
+CM_UNUSED static inline ptrdiff_t group_x(const qconv *c, int32_t g) { return (ptrdiff_t)g * c->cpg * c->x.sc; }
+CM_UNUSED static inline ptrdiff_t group_y(const qconv *c, int32_t g) { return (ptrdiff_t)g * c->opg * c->y.sc; }
+
+#ifdef CM_DSP
+/* Grouped on the DSP cores, whose kernels read dense pixels: group g's channels of an NHWC input are
+ * copied to the front of the scratch (n * h * w * cpg bytes, 16-aligned), the dense kernel's scratch
+ * follows. false: not this path (sub unset). */
+static uint32_t dsp_group_bytes(const qconv *c) {
+  return ((uint32_t)c->x.n * (uint32_t)c->x.h * (uint32_t)c->x.w * (uint32_t)c->cpg + 15u) & ~15u;
+}
+static bool dsp_group_dense(const qconv *c, int32_t g, qconv *sub) {
+  if (c->x.sc != 1 || !qconv_group(c, g, sub)) return false;
+  sub->x.sw = c->cpg;
+  sub->x.sh = (ptrdiff_t)c->x.w * c->cpg;
+  sub->x.sn = (ptrdiff_t)c->x.h * sub->x.sh;
+  sub->scr = c->scr ? c->scr + dsp_group_bytes(c) : NULL;
+  return true;
+}
+static void dsp_group_copy(const qconv *c, int32_t g, const int8_t *x, int8_t *buf) {
+  const int32_t cpg = c->cpg;
+  for (int32_t n = 0; n < c->x.n; n++)
+    for (int32_t h = 0; h < c->x.h; h++) {
+      const int8_t *xr = x + n * c->x.sn + h * c->x.sh + group_x(c, g);
+      for (int32_t w = 0; w < c->x.w; w++, buf += cpg) memcpy(buf, xr + w * c->x.sw, (size_t)cpg);
+    }
+}
+#endif
+
+/* planned scratch of a dense/grouped call (ET_SCRATCH; tools/etdeploy/kernel_scratch.py mirrors it): a
+ * grouped call's is one group's (they run one after another) */
 static uint32_t qconv_scratch(const qconv *c) {
 #ifdef CM_MVE
+  qconv sub;
+  if (qconv_group(c, 0, &sub)) return qconv_mve_scratch(&sub);
   return qconv_mve_scratch(c);
 #elif defined(CM_DSP)
+  qconv sub;
+  if (dsp_group_dense(c, 0, &sub)) return dsp_group_bytes(c) + cm_dsp_conv_scratch(&sub);
   return cm_dsp_conv_scratch(c);
 #else
   (void)c;
@@ -19,8 +68,24 @@ static uint32_t qconv_scratch(const qconv *c) {
 /* dense and grouped convolution (the depthwise operators are in depthwise.c) */
 static void qconv_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
+  qconv sub;
+  if (qconv_group(c, 0, &sub)) {   /* grouped: the dense path per group (a refusal is the same for all) */
+    bool ok = true;
+    for (int32_t g = 0; ok && g < c->x.c / c->cpg; g++)
+      ok = qconv_group(c, g, &sub) && qconv_mve(&sub, x + group_x(c, g), y + group_y(c, g));
+    if (ok) return;
+  }
   if (qconv_mve(c, x, y)) return;
 #elif defined(CM_DSP)
+  qconv sub;
+  if (c->scr && dsp_group_dense(c, 0, &sub)) {   /* grouped: each group copied dense, then the dense path */
+    bool ok = true;
+    for (int32_t g = 0; ok && g < c->x.c / c->cpg; g++) {
+      dsp_group_copy(c, g, x, c->scr);
+      ok = dsp_group_dense(c, g, &sub) && cm_dsp_conv(&sub, (const int8_t *)c->scr, y + group_y(c, g));
+    }
+    if (ok) return;
+  }
   if (cm_dsp_conv(c, x, y)) return;
 #endif
   const int32_t O = c->y.c;

@@ -121,10 +121,25 @@ CM_HOT static void qadd_mve(const int8_t *x, const int8_t *z, int8_t *y, uint32_
   }
 }
 
-/* quantized_mul on four lanes: exact where qadd_req_ok(om, os) */
+/* quantized_mul on four lanes: exact where qadd_req_ok(om, os). With zero points within +-16000 (the
+ * differences fit int16, the output's offset leaves room below the int16 bounds), eight a step: the
+ * differences in int16 lanes, their exact products in two int32 halves (even and odd lanes), each
+ * requantised, narrowed back saturating (a result past int16 clamps to the same int8 bound), + oz, clamp */
 CM_HOT static void qmul_mve(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n, int32_t az, int32_t bz,
                             int32_t oz, int32_t om, int32_t os) {
   const int32x4_t lo = vdupq_n_s32(-128), hi = vdupq_n_s32(127);
+  if (az >= -16000 && az <= 16000 && bz >= -16000 && bz <= 16000 && oz >= -16000 && oz <= 16000) {
+    const int16x8_t lo8 = vdupq_n_s16(-128), hi8 = vdupq_n_s16(127);
+    for (uint32_t i = 0; i < n; i += 8) {
+      const mve_pred16_t pr = vctp16q(n - i);
+      const int16x8_t pa = vsubq_n_s16(vldrbq_z_s16(x + i, pr), (int16_t)az);
+      const int16x8_t pb = vsubq_n_s16(vldrbq_z_s16(z + i, pr), (int16_t)bz);
+      const int32x4_t e = qadd_req(vmullbq_int_s16(pa, pb), om, os), o = qadd_req(vmulltq_int_s16(pa, pb), om, os);
+      const int16x8_t r = vqaddq_n_s16(vqmovntq_s32(vqmovnbq_s32(vdupq_n_s16(0), e), o), (int16_t)oz);
+      vstrbq_p_s16(y + i, vminq_s16(vmaxq_s16(r, lo8), hi8), pr);
+    }
+    return;
+  }
   for (uint32_t i = 0; i < n; i += 4) {
     const mve_pred16_t pr = vctp32q(n - i);
     const int32x4_t pa = vsubq_n_s32(vldrbq_z_s32(x + i, pr), az), pb = vsubq_n_s32(vldrbq_z_s32(z + i, pr), bz);
@@ -181,7 +196,12 @@ __attribute__((noinline)) static void qadd_dsp(const int8_t *x, const int8_t *z,
   }
 }
 
-/* quantized_mul: |(x - az)(z - bz)| <= 255^2 */
+/* quantized_mul: |(x - az)(z - bz)| < 2^29 (qmul_zp_ok), qew_rq's bound; zero points may lie past int8
+ * (mobilenet_v3's hardswish has one of -433) */
+static inline bool qmul_zp_ok(int32_t az, int32_t bz) {
+  return az >= -16384 && az <= 16384 && bz >= -16384 && bz <= 16384 &&
+         (int64_t)(128 + (az < 0 ? -az : az)) * (128 + (bz < 0 ? -bz : bz)) < ((int64_t)1 << 29);
+}
 __attribute__((noinline)) static void qmul_dsp(const int8_t *x, const int8_t *z, int8_t *y, uint32_t n, int32_t az,
                                                int32_t bz, int32_t oz, int32_t om, int32_t os) {
   const int32_t rnd = 1 << -os, rs1 = 1 - os;
@@ -191,6 +211,56 @@ __attribute__((noinline)) static void qmul_dsp(const int8_t *x, const int8_t *z,
   }
 }
 #endif
+
+/* A per-channel operand ((1, C, 1, 1): a squeeze-excitation scale) against a 4-d one laid out as the
+ * output in NHWC memory: it repeats every C elements, so the op runs on rows of C. The full operand is
+ * a (full 0) or b (full 1). */
+typedef struct { uint32_t rows, len; int full; } chan_bcast;
+
+static bool chan_bcast_of(const et_tensor *a, const et_tensor *b, const et_tensor *out, chan_bcast *cb) {
+  if (out->ndim != 4) return false;
+  const int32_t n = out->sizes[0], c = out->sizes[1], hw = out->sizes[2] * out->sizes[3];
+  const bool nhwc = hw == 1 || (out->dim_order && out->dim_order[1] == 2 && out->dim_order[3] == 1);
+  if (!nhwc || c <= 1) return false;
+  const uint32_t total = numel32(out);
+  for (int f = 0; f < 2; f++) {
+    const et_tensor *full = f ? b : a, *small = f ? a : b;
+    if (numel32(full) != total || !et_same_shape(full, out) || !et_same_layout(full, out)) continue;
+    /* other dims 1: the C values are contiguous whatever the small side's dim order */
+    if (small->ndim != 4 || small->sizes[0] != 1 || small->sizes[1] != c || small->sizes[2] != 1 ||
+        small->sizes[3] != 1 || n < 1)
+      continue;
+    cb->full = f;
+    cb->len = (uint32_t)c;
+    cb->rows = total / (uint32_t)c;
+    return true;
+  }
+  return false;
+}
+
+/* quantized_mul of each row of x against the per-channel row z */
+static void qmul_rows(const int8_t *x, const int8_t *z, int8_t *y, const chan_bcast *cb, int32_t az, int32_t bz,
+                      int32_t oz, int32_t om, int32_t os) {
+  for (uint32_t r = 0; r < cb->rows; r++) {
+    const int8_t *xr = x + (size_t)r * cb->len;
+    int8_t *yr = y + (size_t)r * cb->len;
+#ifdef CM_MVE
+    if (qadd_req_ok(om, os)) {
+      qmul_mve(xr, z, yr, cb->len, az, bz, oz, om, os);
+      continue;
+    }
+#elif defined(CM_DSP)
+    if (qmul_zp_ok(az, bz) && qew_rq_ok(os)) {
+      qmul_dsp(xr, z, yr, cb->len, az, bz, oz, om, os);
+      continue;
+    }
+#endif
+    for (uint32_t i = 0; i < cb->len; i++) {
+      const int32_t p = ((int32_t)xr[i] - az) * ((int32_t)z[i] - bz);
+      yr[i] = (int8_t)clamp_i32((int32_t)((uint32_t)cm_requant(p, om, os) + (uint32_t)oz), -128, 127);
+    }
+  }
+}
 
 /* quantized_add.out(Tensor self, int self_zero_point, int self_multiplier, int self_shift, Tensor other,
  *   int other_zero_point, int other_multiplier, int other_shift, int output_zero_point,
@@ -251,11 +321,17 @@ ET_OP("cortex_m::quantized_mul.out", k_cm_quantized_mul_out) {
     return ET_OK;
   }
 #elif defined(CM_DSP)
-  if (qew_zp_ok(az) && qew_zp_ok(bz) && qew_rq_ok(os) && w.n <= UINT32_MAX && ew_flat(&w, a, b, out)) {
+  if (qmul_zp_ok(az, bz) && qew_rq_ok(os) && w.n <= UINT32_MAX && ew_flat(&w, a, b, out)) {
     qmul_dsp(x, z, y, (uint32_t)w.n, az, bz, oz, om, os);
     return ET_OK;
   }
 #endif
+  chan_bcast cb;
+  if (chan_bcast_of(a, b, out, &cb)) {   /* the full side first: (x - az)(z - bz) is symmetric */
+    if (cb.full) qmul_rows(z, x, y, &cb, bz, az, oz, om, os);
+    else qmul_rows(x, z, y, &cb, az, bz, oz, om, os);
+    return ET_OK;
+  }
   for (size_t i = 0; i < w.n; i++) {
     int32_t p = ((int32_t)x[w.it.off[1]] - az) * ((int32_t)z[w.it.off[2]] - bz);
     int32_t r = cm_requant(p, om, os);
@@ -308,7 +384,26 @@ static bool minmax_i8(const et_tensor *a, const et_tensor *b, et_tensor *out, bo
   } else {
     return false;
   }
-  for (int64_t i = 0; i < n; i++) {
+  int64_t i = 0;
+#ifdef CM_MVE
+  /* 16 a step, the tail predicated */
+  const int8x16_t zc = vdupq_n_s8(z[0]);
+  for (; i < n; i += 16) {
+    const mve_pred16_t p = vctp8q((uint32_t)(n - i < 16 ? n - i : 16));
+    const int8x16_t u = vld1q_z_s8(x + i, p), v = zs ? vld1q_z_s8(z + i, p) : zc;
+    vst1q_p_s8(y + i, mx ? vmaxq_s8(u, v) : vminq_s8(u, v), p);
+  }
+#elif defined(CM_DSP)
+  /* 4 a word: SSUB8 sets each lane's GE flag where u >= v, SEL picks by it */
+  const uint32_t zc = (uint32_t)(uint8_t)z[0] * 0x01010101u;
+  for (; i + 4 <= n; i += 4) {
+    const uint32_t u = cm_ld32(x + i), v = zs ? cm_ld32(z + i) : zc;
+    (void)__ssub8((int8x4_t)u, (int8x4_t)v);
+    const uint32_t r = mx ? (uint32_t)__sel((uint8x4_t)u, (uint8x4_t)v) : (uint32_t)__sel((uint8x4_t)v, (uint8x4_t)u);
+    memcpy(y + i, &r, 4);
+  }
+#endif
+  for (; i < n; i++) {
     const int8_t u = x[i], v = z[i * zs];
     y[i] = mx ? (u > v ? u : v) : (u < v ? u : v);
   }
@@ -351,8 +446,20 @@ ET_OP("cortex_m::quantized_activation.out", k_cm_quantized_activation_out) {
   if (!et_same_layout(in, out)) { ctx->err_detail = 2; return ET_ERR_UNSUPPORTED; }
   const int8_t *x = (const int8_t *)in->data, *t = (const int8_t *)lut->data;
   int8_t *y = (int8_t *)out->data;
-  int64_t n = et_numel(in);
-  for (int64_t i = 0; i < n; i++) y[i] = t[(int32_t)x[i] + 128];
+  int64_t n = et_numel(in), i = 0;
+#ifdef CM_MVE
+  /* 16 lookups a gather: x + 128 is x's bits with the sign flipped, as an unsigned byte offset */
+  for (; i + 16 <= n; i += 16)
+    vst1q_s8(y + i, vreinterpretq_s8_u8(vldrbq_gather_offset_u8((const uint8_t *)t,
+                                                                 veorq_u8(vld1q_u8((const uint8_t *)x + i), vdupq_n_u8(0x80)))));
+#else
+  for (; i + 4 <= n; i += 4) {
+    const int8_t a = t[(int32_t)x[i] + 128], b = t[(int32_t)x[i + 1] + 128], c = t[(int32_t)x[i + 2] + 128],
+                 d = t[(int32_t)x[i + 3] + 128];
+    y[i] = a; y[i + 1] = b; y[i + 2] = c; y[i + 3] = d;
+  }
+#endif
+  for (; i < n; i++) y[i] = t[(int32_t)x[i] + 128];
   return ET_OK;
 }
 

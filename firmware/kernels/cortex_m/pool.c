@@ -17,10 +17,10 @@ CM_HOT static void qmaxpool_cl_mve(const qpool_geo *gp, const int8_t *x, int8_t 
   const ptrdiff_t th = (ptrdiff_t)g.dh * g.xsh, tw = (ptrdiff_t)g.dw * g.xsw;
   const int8x16_t vlo = vdupq_n_s8((int8_t)g.lo), vhi = vdupq_n_s8((int8_t)g.hi);
   const int8_t empty = (int8_t)clamp_i32(-129, g.lo, g.hi);
-  /* whole windows of up to 16 channels (the usual case): one list of tap offsets, no clipping */
+  /* whole windows (the usual case): one list of tap offsets, no clipping, 16 channels a pass */
   const int32_t T = g.KH * g.KW;
   ptrdiff_t toff[16];
-  const bool listed = g.C <= 16 && T <= 16;
+  const bool listed = T <= 16;
   for (int32_t t = 0; listed && t < T; t++) toff[t] = (t / g.KW) * th + (t % g.KW) * tw;
   const mve_pred16_t pall = vctp8q((uint32_t)(g.C < 16 ? g.C : 16));
   const int32_t wlast = (g.KW - 1) * g.dw;  /* offset of a window's last column */
@@ -33,9 +33,12 @@ CM_HOT static void qmaxpool_cl_mve(const qpool_geo *gp, const int8_t *x, int8_t 
     for (int32_t ow = 0, iw0 = -g.pw; ow < g.OW; ow++, iw0 += g.sw, yp += g.ysw) {
       if (rows_in && iw0 >= 0 && iw0 + wlast < g.W) {
         const int8_t *xp = x + (ptrdiff_t)ih0 * g.xsh + (ptrdiff_t)iw0 * g.xsw;
-        int8x16_t m = vldrbq_z_s8(xp, pall);  /* tap 0 is at offset 0 */
-        for (int32_t t = 1; t < T; t++) m = vmaxq_s8(m, vldrbq_z_s8(xp + toff[t], pall));
-        vstrbq_p_s8(yp, vminq_s8(vmaxq_s8(m, vlo), vhi), pall);
+        for (int32_t c0 = 0; c0 < g.C; c0 += 16) {
+          const mve_pred16_t pc = c0 ? vctp8q((uint32_t)(g.C - c0)) : pall;
+          int8x16_t m = vldrbq_z_s8(xp + c0, pc);  /* tap 0 is at offset 0 */
+          for (int32_t t = 1; t < T; t++) m = vmaxq_s8(m, vldrbq_z_s8(xp + c0 + toff[t], pc));
+          vstrbq_p_s8(yp + c0, vminq_s8(vmaxq_s8(m, vlo), vhi), pc);
+        }
         continue;
       }
       int32_t kw0, kw1;
