@@ -37,14 +37,20 @@ def test_export_key_follows_the_reference_code(tmp_path, monkeypatch):
     from realmodels import content_key as realmodels_key
     names = {p.name for p in export_key.reference_sources()}
     assert {"oracle.py", "oracle_portable.py"} <= names, names
-    for p in export_key.reference_sources():
+    for p in [*export_key.reference_sources(), *export_key.flow_sources("cortex_m")]:
         shutil.copy(p, tmp_path / p.name)
     monkeypatch.setattr(export_key, "ETDEPLOY", tmp_path)
-    before = (export_key.content_key("x"), kernelcase._hash("src", ["portable"]), realmodels_key(b"x"))
-    assert before == (export_key.content_key("x"), kernelcase._hash("src", ["portable"]), realmodels_key(b"x"))
+    before = (export_key.content_key("x"), kernelcase._hash("src", ["cortex_m"], "cortex_m"), realmodels_key(b"x"))
+    assert before == (export_key.content_key("x"), kernelcase._hash("src", ["cortex_m"], "cortex_m"), realmodels_key(b"x"))
     for name in ("oracle.py", "oracle_portable.py"):
         with open(tmp_path / name, "a") as f:
             f.write("\n# changed\n")
-        after = (export_key.content_key("x"), kernelcase._hash("src", ["portable"]), realmodels_key(b"x"))
+        after = (export_key.content_key("x"), kernelcase._hash("src", ["cortex_m"], "cortex_m"), realmodels_key(b"x"))
         assert all(a != b for a, b in zip(before, after)), f"{name}: {before} -> {after}"
         before = after
+    # a kernel case's key follows its flow's export code as well
+    for name in ("cortex_m_export.py", "export_lowering.py"):
+        key = kernelcase._hash("src", ["cortex_m"], "cortex_m")
+        with open(tmp_path / name, "a") as f:
+            f.write("\n# changed\n")
+        assert kernelcase._hash("src", ["cortex_m"], "cortex_m") != key, name
