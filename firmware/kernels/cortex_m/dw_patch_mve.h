@@ -144,16 +144,23 @@ static const uint8_t qdp_gdx[2][16] = {{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1
 static const uint8_t qdp_gdy[2][16] = {{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3},
                                        {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 0}};
 
-/* false: not this path (nothing written) */
-__attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y) {
-  if (!QDP_ASM || !c->scr) return false;
-  const qdp_geo g = *gp;
-  const int32_t O = c->y.c, K = g.K, T = K * K, s = g.s, nw = g.nw;
-  for (int32_t oc = 0; oc < O; oc += 4) {   /* cm_vec_requant_ok, four channels at a time */
+/* cm_vec_requant_ok for every channel, four at a time (a kept call checks once, at method load) */
+static bool qdp_requant_ok(const qconv *c) {
+  const int32_t O = c->y.c;
+  for (int32_t oc = 0; oc < O; oc += 4) {
     const mve_pred16_t p = vctp32q((uint32_t)(O - oc));
     const int32x4_t m = vld1q_z_s32(c->mult + oc, p), sh = vld1q_z_s32(c->shift + oc, p);
     if ((vcmpleq_n_s32(m, 0) | vcmpgtq_n_s32(sh, -1) | vcmpltq_n_s32(sh, -31)) & p) return false;
   }
+  return true;
+}
+
+/* false: not this path (nothing written). checked: qdp_requant_ok(c) is known true */
+__attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
+                                                bool checked) {
+  if (!QDP_ASM || !c->scr || (!checked && !qdp_requant_ok(c))) return false;
+  const qdp_geo g = *gp;
+  const int32_t O = c->y.c, K = g.K, T = K * K, s = g.s, nw = g.nw;
   const int32_t Q = g.Q, rsz = g.rsz, qstep = g.tab + g.plane;
   int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
   uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
@@ -200,8 +207,8 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
   src.aligned = aligned; src.pcols = g.nchunks > 1; src.prows = g.nbands > 1 || g.nchunks > 1; src.vpad = vpad;
   src.rtab = NULL;
   if (!src.pcols) {   /* one chunk: the padding once for the call; whole rows of NHWC pixels are one run */
-    for (int32_t i = 0; i < Q; i++)
-      for (int32_t j = 0; j < g.plane; j += 16) vst1q_s8(plane + i * qstep + j, vpad);
+    for (int8_t *d = plane, *const e = plane + Q * qstep; d < e; d += qstep)
+      for (int8_t *p = d, *const pe = d + g.plane; p < pe; p += 16) vst1q_s8(p, vpad);
     const int32_t cw = W - (-c->pw) < g.Wp ? W + c->pw : g.Wp;
     if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
       uint32_t *rt = rtab, o = 0;
@@ -218,18 +225,25 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
       const mve_pred16_t pl = vctp8q((uint32_t)live);
       vst1q_s8(wpk, vdupq_n_s8(0));
       for (int32_t t = 0; t < 9; t++) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(wt + (ptrdiff_t)t * O + c0, pl));
-      for (int32_t k = 0; k < live; k++) {
-        int8_t *r = recs + k * rsz;
-        const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, w16[0]);
-        vst1q_s8(r, w0);
-        vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, w16[1]));
-        if (nw == 4) {
+      int8_t *r = recs;   /* one loop per weight-vector count: nothing reloaded a channel */
+      if (nw == 4)
+        for (int32_t k = 0; k < live; k++, r += rsz) {
+          const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, w16[0]);
+          vst1q_s8(r, w0);
+          vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, w16[1]));
           vst1q_s8(r + 32, vldrbq_gather_offset_s8(wpk + k, w16[2]));
           vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, w16[3]));
+          vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)(k & 3)));
+          sums[k] = vaddvq_s8(w0);
         }
-        vst1q_u8((uint8_t *)r + 16 * nw, vaddq_n_u8(goff, (uint8_t)(k & 3)));
-        sums[k] = vaddvq_s8(w0);
-      }
+      else
+        for (int32_t k = 0; k < live; k++, r += rsz) {
+          const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, w16[0]);
+          vst1q_s8(r, w0);
+          vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, w16[1]));
+          vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)(k & 3)));
+          sums[k] = vaddvq_s8(w0);
+        }
     }
     for (int32_t qd = 0; qd < quads; qd++) {
       const int32_t q0 = c0 + 4 * qd, ql = live - 4 * qd < 4 ? live - 4 * qd : 4;
