@@ -155,6 +155,33 @@ static bool qdp_requant_ok(const qconv *c) {
   return true;
 }
 
+/* 3x3: the weight vectors and G of n channel records (rsz bytes apart) from 16 channels' packed taps, and their
+ * taps' sums (a function of its own: few values live, nothing spilled a channel) */
+__attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, const uint8x16_t *w16, uint8x16_t goff,
+                                                int32_t *sk, int32_t n, int32_t rsz, int32_t nw) {
+  const uint8x16_t a = w16[0], b = w16[1];
+  if (nw == 4) {
+    const uint8x16_t c = w16[2], d = w16[3];
+    for (int32_t k = 0; k < n; k++, r += rsz) {
+      const int8x16_t w0 = vldrbq_gather_offset_s8(wk + k, a);
+      vst1q_s8(r, w0);
+      vst1q_s8(r + 16, vldrbq_gather_offset_s8(wk + k, b));
+      vst1q_s8(r + 32, vldrbq_gather_offset_s8(wk + k, c));
+      vst1q_s8(r + 48, vldrbq_gather_offset_s8(wk + k, d));
+      vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)(k & 3)));
+      sk[k] = vaddvq_s8(w0);
+    }
+    return;
+  }
+  for (int32_t k = 0; k < n; k++, r += rsz) {
+    const int8x16_t w0 = vldrbq_gather_offset_s8(wk + k, a);
+    vst1q_s8(r, w0);
+    vst1q_s8(r + 16, vldrbq_gather_offset_s8(wk + k, b));
+    vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)(k & 3)));
+    sk[k] = vaddvq_s8(w0);
+  }
+}
+
 /* false: not this path (nothing written). checked: qdp_requant_ok(c) is known true */
 __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
                                                 bool checked) {
@@ -225,25 +252,7 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
       const mve_pred16_t pl = vctp8q((uint32_t)live);
       vst1q_s8(wpk, vdupq_n_s8(0));
       for (int32_t t = 0; t < 9; t++) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(wt + (ptrdiff_t)t * O + c0, pl));
-      int8_t *r = recs;   /* one loop per weight-vector count: nothing reloaded a channel */
-      if (nw == 4)
-        for (int32_t k = 0; k < live; k++, r += rsz) {
-          const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, w16[0]);
-          vst1q_s8(r, w0);
-          vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, w16[1]));
-          vst1q_s8(r + 32, vldrbq_gather_offset_s8(wpk + k, w16[2]));
-          vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, w16[3]));
-          vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)(k & 3)));
-          sums[k] = vaddvq_s8(w0);
-        }
-      else
-        for (int32_t k = 0; k < live; k++, r += rsz) {
-          const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, w16[0]);
-          vst1q_s8(r, w0);
-          vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, w16[1]));
-          vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)(k & 3)));
-          sums[k] = vaddvq_s8(w0);
-        }
+      qdp_recs3(recs, wpk, w16, goff, sums, live, rsz, nw);
     }
     for (int32_t qd = 0; qd < quads; qd++) {
       const int32_t q0 = c0 + 4 * qd, ql = live - 4 * qd < 4 ? live - 4 * qd : 4;
