@@ -155,32 +155,61 @@ static bool qdp_requant_ok(const qconv *c) {
   return true;
 }
 
-/* 3x3: the weight vectors and G of n channel records (rsz bytes apart) from 16 channels' packed taps, and their
- * taps' sums (a function of its own: few values live, nothing spilled a channel) */
-__attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, const uint8x16_t *w16, uint8x16_t goff,
-                                                int32_t *sk, int32_t n, int32_t rsz, int32_t nw) {
-  const uint8x16_t a = w16[0], b = w16[1];
-  if (nw == 4) {
-    const uint8x16_t c = w16[2], d = w16[3];
-    for (int32_t k = 0; k < n; k++, r += rsz) {
-      const int8x16_t w0 = vldrbq_gather_offset_s8(wk + k, a);
-      vst1q_s8(r, w0);
-      vst1q_s8(r + 16, vldrbq_gather_offset_s8(wk + k, b));
-      vst1q_s8(r + 32, vldrbq_gather_offset_s8(wk + k, c));
-      vst1q_s8(r + 48, vldrbq_gather_offset_s8(wk + k, d));
-      vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)(k & 3)));
-      sk[k] = vaddvq_s8(w0);
-    }
-    return;
-  }
-  for (int32_t k = 0; k < n; k++, r += rsz) {
-    const int8x16_t w0 = vldrbq_gather_offset_s8(wk + k, a);
-    vst1q_s8(r, w0);
-    vst1q_s8(r + 16, vldrbq_gather_offset_s8(wk + k, b));
-    vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)(k & 3)));
+/* 3x3: the weight vectors and G of the channel records of `quads` quads (rsz bytes apart; whole quads: past the
+ * live channels the packed taps are 0) from 16 channels' packed taps wk, and their taps' sums sk. v: the nw
+ * offset vectors (w16), then G's (goff). In asm: 13 instructions a channel (C: ~21, its addresses spilled) */
+#if QDP_ASM
+#define QDP_RW(n, o) "vldrb.u8 q6, [r1, q" #n "]\n\tvstrb.8 q6, [r0, #" #o "]\n\t"
+#define QDP_RC(j, wv, gofs)                                                                             \
+  "vldrb.u8 q5, [r1, q0]\n\t"                                                                          \
+  "vstrb.8 q5, [r0]\n\t"                                                                               \
+  "vaddv.s8 r2, q5\n\t"                                                                                \
+  "str r2, [r3], #4\n\t" wv                                                                            \
+  "movs r2, #" j "\n\t"                                                                                \
+  "vadd.i8 q7, q4, r2\n\t"                                                                             \
+  "vstrb.8 q7, [r0, #" gofs "]\n\t"                                                                     \
+  "adds r1, r1, #1\n\t"                                                                                \
+  "add r0, r0, r5\n\t"
+#define QDP_RQ(wv, gofs) QDP_RC("0", wv, gofs) QDP_RC("1", wv, gofs) QDP_RC("2", wv, gofs) QDP_RC("3", wv, gofs)
+#endif
+__attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, const uint8x16_t *v, int32_t *sk,
+                                                int32_t quads, int32_t rsz, int32_t nw) {
+#if QDP_ASM
+  register int8_t *r0 __asm__("r0") = r;
+  register const int8_t *r1 __asm__("r1") = wk;
+  register int32_t *r3 __asm__("r3") = sk;
+  register int32_t r4 __asm__("r4") = quads, r5 __asm__("r5") = rsz;
+  if (nw == 4)
+    __asm__ volatile(
+        "vldrw.u32 q0, [%[v]]\n\tvldrw.u32 q1, [%[v], #16]\n\tvldrw.u32 q2, [%[v], #32]\n\t"
+        "vldrw.u32 q3, [%[v], #48]\n\tvldrw.u32 q4, [%[v], #64]\n"
+        "1:\n\t" QDP_RQ(QDP_RW(1, 16) QDP_RW(2, 32) QDP_RW(3, 48), "64") "subs r4, r4, #1\n\tbne 1b"
+        : "+r"(r0), "+r"(r1), "+r"(r3), "+r"(r4)
+        : [v] "r"(v), "r"(r5)
+        : "r2", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14",
+          "d15", "memory", "cc");
+  else
+    __asm__ volatile(
+        "vldrw.u32 q0, [%[v]]\n\tvldrw.u32 q1, [%[v], #16]\n\tvldrw.u32 q4, [%[v], #64]\n"
+        "1:\n\t" QDP_RQ(QDP_RW(1, 16), "32") "subs r4, r4, #1\n\tbne 1b"
+        : "+r"(r0), "+r"(r1), "+r"(r3), "+r"(r4)
+        : [v] "r"(v), "r"(r5)
+        : "r2", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14",
+          "d15", "memory", "cc");
+#else
+  for (int32_t k = 0; k < 4 * quads; k++, r += rsz) {
+    const int8x16_t w0 = vldrbq_gather_offset_s8(wk + k, v[0]);
+    for (int32_t n = 0; n < nw; n++) vst1q_s8(r + 16 * n, vldrbq_gather_offset_s8(wk + k, v[n]));
+    vst1q_u8((uint8_t *)r + 16 * nw, vaddq_n_u8(v[4], (uint8_t)(k & 3)));
     sk[k] = vaddvq_s8(w0);
   }
+#endif
 }
+#ifdef QDP_RW
+#undef QDP_RW
+#undef QDP_RC
+#undef QDP_RQ
+#endif
 
 /* false: not this path (nothing written). checked: qdp_requant_ok(c) is known true */
 __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
@@ -211,11 +240,12 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
    * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
   uint8x16_t woff[4];
   for (int32_t n = 0; n < nw; n++) woff[n] = vld1q_u8(qdp_woff[g.mode][n]);
-  uint8x16_t w16[4];   /* 3x3: the same lanes in the 16-channel packing (row t + 1 = tap t, row 0 = 0) */
+  uint8x16_t w16[5];   /* 3x3: the same lanes in the 16-channel packing (row t + 1 = tap t, row 0 = 0) */
   for (int32_t n = 0; n < nw; n++)
     w16[n] = vpselq_u8(vdupq_n_u8(0), vaddq_n_u8(vmulq_n_u8(woff[n], 4), 16), vcmpeqq_n_u8(woff[n], 36));
   const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g.mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g.mode == 0 ? 0 : 1]),
                                                 (uint8_t)g.Wp), 4);
+  w16[4] = goff;
   const uint32_t io = (uint32_t)c->in_off;
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const bool sat8 = c->amin == -128 && c->amax == 127;
@@ -252,7 +282,7 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
       const mve_pred16_t pl = vctp8q((uint32_t)live);
       vst1q_s8(wpk, vdupq_n_s8(0));
       for (int32_t t = 0; t < 9; t++) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(wt + (ptrdiff_t)t * O + c0, pl));
-      qdp_recs3(recs, wpk, w16, goff, sums, live, rsz, nw);
+      qdp_recs3(recs, wpk, w16, sums, quads, rsz, nw);
     }
     for (int32_t qd = 0; qd < quads; qd++) {
       const int32_t q0 = c0 + 4 * qd, ql = live - 4 * qd < 4 ? live - 4 * qd : 4;
