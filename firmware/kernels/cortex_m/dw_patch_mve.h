@@ -211,6 +211,21 @@ __attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, con
 #undef QDP_RQ
 #endif
 
+/* the records' mult, shift and constant bias + io sum(w) (words 1-3 from r), four channels (records ro apart) a
+ * scatter store: n channels, qstep bytes a quad (a function of its own: nothing spilled a quad) */
+__attribute__((noinline)) static void qdp_consts(uint32_t *r, uint32x4_t ro, const int32_t *mul, const int32_t *shf,
+                                                 const int32_t *bia, const int32_t *sums, uint32_t io, int32_t n,
+                                                 int32_t qstep) {
+  for (; n > 0; n -= 4, r += qstep / 4, mul += 4, shf += 4, sums += 4) {
+    const mve_pred16_t p = vctp32q((uint32_t)n);
+    uint32x4_t cst = vmulq_n_u32(vld1q_z_u32((const uint32_t *)sums, p), io);
+    if (bia) { cst = vaddq_u32(cst, vld1q_z_u32((const uint32_t *)bia, p)); bia += 4; }
+    vstrwq_scatter_offset_p_u32(r + 1, ro, vld1q_z_u32((const uint32_t *)mul, p), p);
+    vstrwq_scatter_offset_p_u32(r + 2, ro, vld1q_z_u32((const uint32_t *)shf, p), p);
+    vstrwq_scatter_offset_p_u32(r + 3, ro, cst, p);
+  }
+}
+
 /* false: not this path (nothing written). checked: qdp_requant_ok(c) is known true */
 __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
                                                 bool checked) {
@@ -284,10 +299,10 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
       for (int32_t t = 0; t < 9; t++) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(wt + (ptrdiff_t)t * O + c0, pl));
       qdp_recs3(recs, wpk, w16, sums, quads, rsz, nw);
     }
-    for (int32_t qd = 0; qd < quads; qd++) {
+    for (int32_t qd = 0; K == 5 && qd < quads; qd++) {
       const int32_t q0 = c0 + 4 * qd, ql = live - 4 * qd < 4 ? live - 4 * qd : 4;
       int8_t *const rq = recs + 4 * qd * rsz;
-      if (K == 5) {   /* packed taps: wpk[4 t + k] = channel q0 + k's tap t, then a zero word */
+      {   /* packed taps: wpk[4 t + k] = channel q0 + k's tap t, then a zero word */
         if (wal)
           for (int32_t t = 0; t < T; t++)
             ((uint32_t *)(void *)wpk)[t] = *(const uint32_t *)(const void *)(wt + (ptrdiff_t)t * O + q0);
@@ -315,14 +330,9 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
             sq[k] = vaddvq_s8(w0) + vaddvq_s8(w1);
           }
       }
-      /* then mult, shift, constant, four channels a scatter store */
-      const mve_pred16_t p = vctp32q((uint32_t)ql);
-      uint32_t *const r0 = (uint32_t *)(void *)(rq + 16 * (nw + 1));
-      const uint32x4_t bias = bia ? vld1q_z_u32((const uint32_t *)bia + q0, p) : vdupq_n_u32(0);
-      vstrwq_scatter_offset_p_u32(r0 + 1, ro, vld1q_z_u32((const uint32_t *)mul + q0, p), p);
-      vstrwq_scatter_offset_p_u32(r0 + 2, ro, vld1q_z_u32((const uint32_t *)shf + q0, p), p);
-      vstrwq_scatter_offset_p_u32(r0 + 3, ro, vmlaq_n_u32(bias, vld1q_z_u32((const uint32_t *)sums + 4 * qd, p), io), p);
     }
+    qdp_consts((uint32_t *)(void *)(recs + 16 * (nw + 1)), ro, mul + c0, shf + c0, bia ? bia + c0 : NULL, sums, io,
+               live, 4 * rsz);
     src.live = live;
     for (int32_t n = 0; n < c->y.n; n++) {
       src.xn = x + n * c->x.sn + c0;
