@@ -140,13 +140,25 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads,
   }
   if (ib <= ia) return;
   if (q->pcols && (ja > 0 || jb < Wp)) {   /* an edge chunk: its padding columns */
-    const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
-    for (int32_t k = 0; k < quads; k++)
-      for (int32_t i = ia; i < ib; i++) {
-        uint32_t *dw = (uint32_t *)(void *)(q->plane + k * qstep + 4 * (ptrdiff_t)i * Wp);
-        for (int32_t j = 0; j < ja; j++) dw[j] = padw;
-        for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
+    const uint32x4_t vp = vreinterpretq_u32_s8(vpad);
+    if (ja <= 4 && Wp - jb <= 4) {   /* the usual: a predicated store each side of a row */
+      const mve_pred16_t pl = vctp32q((uint32_t)ja), pr = vctp32q((uint32_t)(Wp - jb));
+      for (int32_t k = 0; k < quads; k++) {
+        uint32_t *dw = (uint32_t *)(void *)(q->plane + k * qstep + 4 * (ptrdiff_t)ia * Wp);
+        for (int32_t i = ia; i < ib; i++, dw += Wp) {
+          vstrwq_p_u32(dw, vp, pl);
+          vstrwq_p_u32(dw + jb, vp, pr);
+        }
       }
+    } else {
+      const uint32_t padw = vgetq_lane_u32(vp, 0);
+      for (int32_t k = 0; k < quads; k++)
+        for (int32_t i = ia; i < ib; i++) {
+          uint32_t *dw = (uint32_t *)(void *)(q->plane + k * qstep + 4 * (ptrdiff_t)i * Wp);
+          for (int32_t j = 0; j < ja; j++) dw[j] = padw;
+          for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
+        }
+    }
   }
   const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
   const ptrdiff_t so = (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw, doff = 4 * ((ptrdiff_t)ia * Wp + ja);
