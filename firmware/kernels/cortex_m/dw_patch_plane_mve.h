@@ -87,6 +87,31 @@ typedef struct { const qdp_geo *g; const int8_t *xn; int8_t *plane; const uint32
  * pixels a store */
 __attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, int32_t rows, int32_t cw, ptrdiff_t xsh,
                                                 int32_t pitch, uint32x4_t offw, int32_t step) {
+#if QDP_ASM   /* a tail-predicated loop a row (rows, cw >= 1): 3 instructions a store, 6 a row */
+  uint32x4_t o = offw;
+  register int8_t *r0 __asm__("r0") = dst;
+  register const int8_t *r1 __asm__("r1") = src;
+  register int32_t r2 __asm__("r2") = rows, r3 __asm__("r3") = cw, r4 __asm__("r4") = (int32_t)xsh;
+  register int32_t r5 __asm__("r5") = pitch, r6 __asm__("r6") = step;
+  __asm__ volatile(
+      "vldrw.u32 q0, [%[o]]\n"
+      "1:\n\t"
+      "mov r8, r1\n\t"
+      "mov r9, r0\n\t"
+      "dlstp.32 lr, r3\n"
+      "2:\n\t"
+      "vldrw.u32 q1, [r8, q0]\n\t"
+      "vstrw.32 q1, [r9], #16\n\t"
+      "add r8, r8, r6\n\t"
+      "letp lr, 2b\n\t"
+      "add r1, r1, r4\n\t"
+      "add r0, r0, r5\n\t"
+      "subs r2, r2, #1\n\t"
+      "bne 1b"
+      : "+r"(r0), "+r"(r1), "+r"(r2)
+      : [o] "r"(&o), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "m"(o)
+      : "r8", "r9", "lr", "d0", "d1", "d2", "d3", "memory", "cc");
+#else
   const int32_t n4 = cw >> 2;
   const mve_pred16_t pt = vctp32q((uint32_t)(cw & 3));
   for (; rows > 0; rows--, src += xsh, dst += pitch) {
@@ -96,6 +121,7 @@ __attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, 
       vst1q_u32(d, vldrwq_gather_offset_u32((const uint32_t *)(const void *)s, offw));
     if (pt) vstrwq_p_u32(d, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)s, offw, pt), pt);
   }
+#endif
 }
 /* rows [ia, ib) of the 4 quads' planes (qstep bytes apart) as one run of n NHWC pixels scattered by rtab */
 __attribute__((noinline)) static void qdp_raster4(int8_t *dst, const int8_t *src, const uint32_t *rt, int32_t n,
