@@ -17,6 +17,12 @@ __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g
   int32_t pos[4];
   for (int32_t q = 0; q < opb; q++)   /* 2x2, 1x2, 2x1, 1x1 blocks */
     pos[q] = (int32_t)((bh == 2 ? (bw == 2 ? q >> 1 : q) : 0) * ysh + (bw == 2 ? q & 1 : 0) * ysw);
+  /* a pass's 8 offsets in one go: lane ln[b opb + q] = ob[b] + pos[q] (a halfword gather of the blocks' first
+   * offsets by their lanes' block, plus the lanes' place in their block) */
+  uint16_t lb[8] __attribute__((aligned(16))), lp[8] __attribute__((aligned(16))), ob[8];
+  for (int32_t b = 0; b < bpp; b++)
+    for (int32_t q = 0; q < opb; q++) { lb[ln[b * opb + q]] = (uint16_t)b; lp[ln[b * opb + q]] = (uint16_t)pos[q]; }
+  const uint16x8_t vlb = vld1q_u16(lb), vlp = vld1q_u16(lp);
   const int32_t nbr = (nb + bh - 1) / bh, nbc = (cow + bw - 1) / bw, rw = pb * bpp + 4;   /* rw: words a pass */
   uint32_t *t = (uint32_t *)(void *)tab;
   int32_t b = 0;
@@ -32,19 +38,21 @@ __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g
       o = ro + (int32_t)(jj * ysw);
       t[b * pb] = (uint32_t)(uintptr_t)a;
       if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
-      uint16_t *const off = (uint16_t *)(t + pb * bpp);
-      const uint8_t *const l = ln + b * opb;
-#pragma GCC unroll 4
-      for (int32_t q = 0; q < opb; q++) off[l[q]] = (uint16_t)(o + pos[q]);
-      if (++b == bpp) { b = 0; t += rw; }
+      ob[b] = (uint16_t)o;
+      if (++b == bpp) {
+        vst1q_u16((uint16_t *)(void *)(t + pb * bpp), vaddq_u16(vldrhq_gather_shifted_offset_u16(ob, vlb), vlp));
+        b = 0;
+        t += rw;
+      }
     }
   }
-  for (; b > 0 && b < bpp; b++) {   /* a last pass short of blocks: the last one again */
-    t[b * pb] = (uint32_t)(uintptr_t)a;
-    if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
-    uint16_t *const off = (uint16_t *)(t + pb * bpp);
-    const uint8_t *const l = ln + b * opb;
-    for (int32_t q = 0; q < opb; q++) off[l[q]] = (uint16_t)(o + pos[q]);
+  if (b > 0) {   /* a last pass short of blocks: the last one again */
+    for (; b < bpp; b++) {
+      t[b * pb] = (uint32_t)(uintptr_t)a;
+      if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
+      ob[b] = (uint16_t)o;
+    }
+    vst1q_u16((uint16_t *)(void *)(t + pb * bpp), vaddq_u16(vldrhq_gather_shifted_offset_u16(ob, vlb), vlp));
   }
 }
 __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c, const int8_t *plane, int8_t *tab) {
