@@ -120,7 +120,7 @@ static void qdw_run(const qconv *c, const int8_t *x, int8_t *y) {
 #ifdef CM_MVE
   qdp_geo g;
   if (qdp_geo_of(c, &g)) {
-    if (qdw_patch(c, &g, x, y) || qdw_mve(c, x, y)) return;
+    if (qdw_patch(c, &g, x, y, false) || qdw_mve(c, x, y)) return;
   } else if (qdw_as_conv(c, x, y) || qdw_lanes(c, x, y) || qdw_mve(c, x, y)) {
     return;
   }
@@ -138,7 +138,11 @@ typedef struct {
   uint32_t need;   /* planned scratch bytes (qdw_scratch) */
   qconv c;
 #ifdef CM_MVE
-  qdw_plan p;
+  int32_t patch;   /* 1: the patch path's shapes (g), 2: and its requantisation checked (not the plane path) */
+  union {
+    qdw_plan p;
+    qdp_geo g;
+  };
 #endif
 } qconv_state;
 #define QCONV_STATE 704
@@ -162,6 +166,7 @@ static et_status qdw_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, boo
     int8_t *y = (int8_t *)ks->call.y->data;
 #ifdef CM_MVE
     if (ks->plane && ks->c.scr) { qdw_plane_exec(&ks->c, &ks->p, x, y); return ET_OK; }
+    if (ks->patch == 2 && qdw_patch(&ks->c, &ks->g, x, y, true)) return ET_OK;
 #endif
     qdw_run(&ks->c, x, y);
     return ET_OK;
@@ -179,6 +184,8 @@ static et_status qdw_op(et_kctx *ctx, et_value *const *args, uint32_t nargs, boo
     ks->need = need;
 #ifdef CM_MVE
     ks->plane = c.scr && qdw_plane_prep(&ks->c, (const int8_t *)out->data, &ks->p);
+    ks->patch = 0;   /* the geometry kept for the executions (not the plane path's: they share the bytes) */
+    if (!ks->plane && qdp_geo_of(&ks->c, &ks->g)) ks->patch = qdp_requant_ok(&ks->c) ? 2 : 1;
 #endif
     cm_call_set(&ks->call, in, out, constant);
     if (ctx->prepare) return ET_OK;

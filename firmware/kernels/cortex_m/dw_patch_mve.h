@@ -144,16 +144,94 @@ static const uint8_t qdp_gdx[2][16] = {{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1
 static const uint8_t qdp_gdy[2][16] = {{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3},
                                        {0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 0}};
 
-/* false: not this path (nothing written) */
-__attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y) {
-  if (!QDP_ASM || !c->scr) return false;
-  const qdp_geo g = *gp;
-  const int32_t O = c->y.c, K = g.K, T = K * K, s = g.s, nw = g.nw;
-  for (int32_t oc = 0; oc < O; oc += 4) {   /* cm_vec_requant_ok, four channels at a time */
+/* cm_vec_requant_ok for every channel, four at a time (a kept call checks once, at method load) */
+static bool qdp_requant_ok(const qconv *c) {
+  const int32_t O = c->y.c;
+  for (int32_t oc = 0; oc < O; oc += 4) {
     const mve_pred16_t p = vctp32q((uint32_t)(O - oc));
     const int32x4_t m = vld1q_z_s32(c->mult + oc, p), sh = vld1q_z_s32(c->shift + oc, p);
     if ((vcmpleq_n_s32(m, 0) | vcmpgtq_n_s32(sh, -1) | vcmpltq_n_s32(sh, -31)) & p) return false;
   }
+  return true;
+}
+
+/* 3x3: the weight vectors and G of the channel records of `quads` quads (rsz bytes apart; whole quads: past the
+ * live channels the packed taps are 0) from 16 channels' packed taps wk, and their taps' sums sk. v: the nw
+ * offset vectors (w16), then G's (goff). In asm: 13 instructions a channel (C: ~21, its addresses spilled) */
+#if QDP_ASM
+#define QDP_RW(n, o) "vldrb.u8 q6, [r1, q" #n "]\n\tvstrb.8 q6, [r0, #" #o "]\n\t"
+#define QDP_RC(j, wv, gofs)                                                                             \
+  "vldrb.u8 q5, [r1, q0]\n\t"                                                                          \
+  "vstrb.8 q5, [r0]\n\t"                                                                               \
+  "vaddv.s8 r2, q5\n\t"                                                                                \
+  "str r2, [r3], #4\n\t" wv                                                                            \
+  "movs r2, #" j "\n\t"                                                                                \
+  "vadd.i8 q7, q4, r2\n\t"                                                                             \
+  "vstrb.8 q7, [r0, #" gofs "]\n\t"                                                                     \
+  "adds r1, r1, #1\n\t"                                                                                \
+  "add r0, r0, r5\n\t"
+#define QDP_RQ(wv, gofs) QDP_RC("0", wv, gofs) QDP_RC("1", wv, gofs) QDP_RC("2", wv, gofs) QDP_RC("3", wv, gofs)
+#endif
+__attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, const uint8x16_t *v, int32_t *sk,
+                                                int32_t quads, int32_t rsz, int32_t nw) {
+#if QDP_ASM
+  register int8_t *r0 __asm__("r0") = r;
+  register const int8_t *r1 __asm__("r1") = wk;
+  register int32_t *r3 __asm__("r3") = sk;
+  register int32_t r4 __asm__("r4") = quads, r5 __asm__("r5") = rsz;
+  if (nw == 4)
+    __asm__ volatile(
+        "vldrw.u32 q0, [%[v]]\n\tvldrw.u32 q1, [%[v], #16]\n\tvldrw.u32 q2, [%[v], #32]\n\t"
+        "vldrw.u32 q3, [%[v], #48]\n\tvldrw.u32 q4, [%[v], #64]\n"
+        "1:\n\t" QDP_RQ(QDP_RW(1, 16) QDP_RW(2, 32) QDP_RW(3, 48), "64") "subs r4, r4, #1\n\tbne 1b"
+        : "+r"(r0), "+r"(r1), "+r"(r3), "+r"(r4)
+        : [v] "r"(v), "r"(r5)
+        : "r2", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14",
+          "d15", "memory", "cc");
+  else
+    __asm__ volatile(
+        "vldrw.u32 q0, [%[v]]\n\tvldrw.u32 q1, [%[v], #16]\n\tvldrw.u32 q4, [%[v], #64]\n"
+        "1:\n\t" QDP_RQ(QDP_RW(1, 16), "32") "subs r4, r4, #1\n\tbne 1b"
+        : "+r"(r0), "+r"(r1), "+r"(r3), "+r"(r4)
+        : [v] "r"(v), "r"(r5)
+        : "r2", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14",
+          "d15", "memory", "cc");
+#else
+  for (int32_t k = 0; k < 4 * quads; k++, r += rsz) {
+    const int8x16_t w0 = vldrbq_gather_offset_s8(wk + k, v[0]);
+    for (int32_t n = 0; n < nw; n++) vst1q_s8(r + 16 * n, vldrbq_gather_offset_s8(wk + k, v[n]));
+    vst1q_u8((uint8_t *)r + 16 * nw, vaddq_n_u8(v[4], (uint8_t)(k & 3)));
+    sk[k] = vaddvq_s8(w0);
+  }
+#endif
+}
+#ifdef QDP_RW
+#undef QDP_RW
+#undef QDP_RC
+#undef QDP_RQ
+#endif
+
+/* the records' mult, shift and constant bias + io sum(w) (words 1-3 from r), four channels (records ro apart) a
+ * scatter store: n channels, qstep bytes a quad (a function of its own: nothing spilled a quad) */
+__attribute__((noinline)) static void qdp_consts(uint32_t *r, uint32x4_t ro, const int32_t *mul, const int32_t *shf,
+                                                 const int32_t *bia, const int32_t *sums, uint32_t io, int32_t n,
+                                                 int32_t qstep) {
+  for (; n > 0; n -= 4, r += qstep / 4, mul += 4, shf += 4, sums += 4) {
+    const mve_pred16_t p = vctp32q((uint32_t)n);
+    uint32x4_t cst = vmulq_n_u32(vld1q_z_u32((const uint32_t *)sums, p), io);
+    if (bia) { cst = vaddq_u32(cst, vld1q_z_u32((const uint32_t *)bia, p)); bia += 4; }
+    vstrwq_scatter_offset_p_u32(r + 1, ro, vld1q_z_u32((const uint32_t *)mul, p), p);
+    vstrwq_scatter_offset_p_u32(r + 2, ro, vld1q_z_u32((const uint32_t *)shf, p), p);
+    vstrwq_scatter_offset_p_u32(r + 3, ro, cst, p);
+  }
+}
+
+/* false: not this path (nothing written). checked: qdp_requant_ok(c) is known true */
+__attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
+                                                bool checked) {
+  if (!QDP_ASM || !c->scr || (!checked && !qdp_requant_ok(c))) return false;
+  const qdp_geo g = *gp;
+  const int32_t O = c->y.c, K = g.K, T = K * K, s = g.s, nw = g.nw;
   const int32_t Q = g.Q, rsz = g.rsz, qstep = g.tab + g.plane;
   int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
   uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
@@ -177,11 +255,12 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
    * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
   uint8x16_t woff[4];
   for (int32_t n = 0; n < nw; n++) woff[n] = vld1q_u8(qdp_woff[g.mode][n]);
-  uint8x16_t w16[4];   /* 3x3: the same lanes in the 16-channel packing (row t + 1 = tap t, row 0 = 0) */
+  uint8x16_t w16[5];   /* 3x3: the same lanes in the 16-channel packing (row t + 1 = tap t, row 0 = 0) */
   for (int32_t n = 0; n < nw; n++)
     w16[n] = vpselq_u8(vdupq_n_u8(0), vaddq_n_u8(vmulq_n_u8(woff[n], 4), 16), vcmpeqq_n_u8(woff[n], 36));
   const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g.mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g.mode == 0 ? 0 : 1]),
                                                 (uint8_t)g.Wp), 4);
+  w16[4] = goff;
   const uint32_t io = (uint32_t)c->in_off;
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const bool sat8 = c->amin == -128 && c->amax == 127;
@@ -200,8 +279,8 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
   src.aligned = aligned; src.pcols = g.nchunks > 1; src.prows = g.nbands > 1 || g.nchunks > 1; src.vpad = vpad;
   src.rtab = NULL;
   if (!src.pcols) {   /* one chunk: the padding once for the call; whole rows of NHWC pixels are one run */
-    for (int32_t i = 0; i < Q; i++)
-      for (int32_t j = 0; j < g.plane; j += 16) vst1q_s8(plane + i * qstep + j, vpad);
+    for (int8_t *d = plane, *const e = plane + Q * qstep; d < e; d += qstep)
+      for (int8_t *p = d, *const pe = d + g.plane; p < pe; p += 16) vst1q_s8(p, vpad);
     const int32_t cw = W - (-c->pw) < g.Wp ? W + c->pw : g.Wp;
     if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
       uint32_t *rt = rtab, o = 0;
@@ -218,23 +297,12 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
       const mve_pred16_t pl = vctp8q((uint32_t)live);
       vst1q_s8(wpk, vdupq_n_s8(0));
       for (int32_t t = 0; t < 9; t++) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(wt + (ptrdiff_t)t * O + c0, pl));
-      for (int32_t k = 0; k < live; k++) {
-        int8_t *r = recs + k * rsz;
-        const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, w16[0]);
-        vst1q_s8(r, w0);
-        vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, w16[1]));
-        if (nw == 4) {
-          vst1q_s8(r + 32, vldrbq_gather_offset_s8(wpk + k, w16[2]));
-          vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, w16[3]));
-        }
-        vst1q_u8((uint8_t *)r + 16 * nw, vaddq_n_u8(goff, (uint8_t)(k & 3)));
-        sums[k] = vaddvq_s8(w0);
-      }
+      qdp_recs3(recs, wpk, w16, sums, quads, rsz, nw);
     }
-    for (int32_t qd = 0; qd < quads; qd++) {
+    for (int32_t qd = 0; K == 5 && qd < quads; qd++) {
       const int32_t q0 = c0 + 4 * qd, ql = live - 4 * qd < 4 ? live - 4 * qd : 4;
       int8_t *const rq = recs + 4 * qd * rsz;
-      if (K == 5) {   /* packed taps: wpk[4 t + k] = channel q0 + k's tap t, then a zero word */
+      {   /* packed taps: wpk[4 t + k] = channel q0 + k's tap t, then a zero word */
         if (wal)
           for (int32_t t = 0; t < T; t++)
             ((uint32_t *)(void *)wpk)[t] = *(const uint32_t *)(const void *)(wt + (ptrdiff_t)t * O + q0);
@@ -262,14 +330,9 @@ __attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *g
             sq[k] = vaddvq_s8(w0) + vaddvq_s8(w1);
           }
       }
-      /* then mult, shift, constant, four channels a scatter store */
-      const mve_pred16_t p = vctp32q((uint32_t)ql);
-      uint32_t *const r0 = (uint32_t *)(void *)(rq + 16 * (nw + 1));
-      const uint32x4_t bias = bia ? vld1q_z_u32((const uint32_t *)bia + q0, p) : vdupq_n_u32(0);
-      vstrwq_scatter_offset_p_u32(r0 + 1, ro, vld1q_z_u32((const uint32_t *)mul + q0, p), p);
-      vstrwq_scatter_offset_p_u32(r0 + 2, ro, vld1q_z_u32((const uint32_t *)shf + q0, p), p);
-      vstrwq_scatter_offset_p_u32(r0 + 3, ro, vmlaq_n_u32(bias, vld1q_z_u32((const uint32_t *)sums + 4 * qd, p), io), p);
     }
+    qdp_consts((uint32_t *)(void *)(recs + 16 * (nw + 1)), ro, mul + c0, shf + c0, bia ? bia + c0 : NULL, sums, io,
+               live, 4 * rsz);
     src.live = live;
     for (int32_t n = 0; n < c->y.n; n++) {
       src.xn = x + n * c->x.sn + c0;

@@ -17,6 +17,12 @@ __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g
   int32_t pos[4];
   for (int32_t q = 0; q < opb; q++)   /* 2x2, 1x2, 2x1, 1x1 blocks */
     pos[q] = (int32_t)((bh == 2 ? (bw == 2 ? q >> 1 : q) : 0) * ysh + (bw == 2 ? q & 1 : 0) * ysw);
+  /* a pass's 8 offsets in one go: lane ln[b opb + q] = ob[b] + pos[q] (a halfword gather of the blocks' first
+   * offsets by their lanes' block, plus the lanes' place in their block) */
+  uint16_t lb[8] __attribute__((aligned(16))), lp[8] __attribute__((aligned(16))), ob[8];
+  for (int32_t b = 0; b < bpp; b++)
+    for (int32_t q = 0; q < opb; q++) { lb[ln[b * opb + q]] = (uint16_t)b; lp[ln[b * opb + q]] = (uint16_t)pos[q]; }
+  const uint16x8_t vlb = vld1q_u16(lb), vlp = vld1q_u16(lp);
   const int32_t nbr = (nb + bh - 1) / bh, nbc = (cow + bw - 1) / bw, rw = pb * bpp + 4;   /* rw: words a pass */
   uint32_t *t = (uint32_t *)(void *)tab;
   int32_t b = 0;
@@ -32,19 +38,21 @@ __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g
       o = ro + (int32_t)(jj * ysw);
       t[b * pb] = (uint32_t)(uintptr_t)a;
       if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
-      uint16_t *const off = (uint16_t *)(t + pb * bpp);
-      const uint8_t *const l = ln + b * opb;
-#pragma GCC unroll 4
-      for (int32_t q = 0; q < opb; q++) off[l[q]] = (uint16_t)(o + pos[q]);
-      if (++b == bpp) { b = 0; t += rw; }
+      ob[b] = (uint16_t)o;
+      if (++b == bpp) {
+        vst1q_u16((uint16_t *)(void *)(t + pb * bpp), vaddq_u16(vldrhq_gather_shifted_offset_u16(ob, vlb), vlp));
+        b = 0;
+        t += rw;
+      }
     }
   }
-  for (; b > 0 && b < bpp; b++) {   /* a last pass short of blocks: the last one again */
-    t[b * pb] = (uint32_t)(uintptr_t)a;
-    if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
-    uint16_t *const off = (uint16_t *)(t + pb * bpp);
-    const uint8_t *const l = ln + b * opb;
-    for (int32_t q = 0; q < opb; q++) off[l[q]] = (uint16_t)(o + pos[q]);
+  if (b > 0) {   /* a last pass short of blocks: the last one again */
+    for (; b < bpp; b++) {
+      t[b * pb] = (uint32_t)(uintptr_t)a;
+      if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
+      ob[b] = (uint16_t)o;
+    }
+    vst1q_u16((uint16_t *)(void *)(t + pb * bpp), vaddq_u16(vldrhq_gather_shifted_offset_u16(ob, vlb), vlp));
   }
 }
 __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c, const int8_t *plane, int8_t *tab) {
@@ -87,6 +95,31 @@ typedef struct { const qdp_geo *g; const int8_t *xn; int8_t *plane; const uint32
  * pixels a store */
 __attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, int32_t rows, int32_t cw, ptrdiff_t xsh,
                                                 int32_t pitch, uint32x4_t offw, int32_t step) {
+#if QDP_ASM   /* a tail-predicated loop a row (rows, cw >= 1): 3 instructions a store, 6 a row */
+  uint32x4_t o = offw;
+  register int8_t *r0 __asm__("r0") = dst;
+  register const int8_t *r1 __asm__("r1") = src;
+  register int32_t r2 __asm__("r2") = rows, r3 __asm__("r3") = cw, r4 __asm__("r4") = (int32_t)xsh;
+  register int32_t r5 __asm__("r5") = pitch, r6 __asm__("r6") = step;
+  __asm__ volatile(
+      "vldrw.u32 q0, [%[o]]\n"
+      "1:\n\t"
+      "mov r8, r1\n\t"
+      "mov r9, r0\n\t"
+      "dlstp.32 lr, r3\n"
+      "2:\n\t"
+      "vldrw.u32 q1, [r8, q0]\n\t"
+      "vstrw.32 q1, [r9], #16\n\t"
+      "add r8, r8, r6\n\t"
+      "letp lr, 2b\n\t"
+      "add r1, r1, r4\n\t"
+      "add r0, r0, r5\n\t"
+      "subs r2, r2, #1\n\t"
+      "bne 1b"
+      : "+r"(r0), "+r"(r1), "+r"(r2)
+      : [o] "r"(&o), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "m"(o)
+      : "r8", "r9", "lr", "d0", "d1", "d2", "d3", "memory", "cc");
+#else
   const int32_t n4 = cw >> 2;
   const mve_pred16_t pt = vctp32q((uint32_t)(cw & 3));
   for (; rows > 0; rows--, src += xsh, dst += pitch) {
@@ -96,6 +129,7 @@ __attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, 
       vst1q_u32(d, vldrwq_gather_offset_u32((const uint32_t *)(const void *)s, offw));
     if (pt) vstrwq_p_u32(d, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)s, offw, pt), pt);
   }
+#endif
 }
 /* rows [ia, ib) of the 4 quads' planes (qstep bytes apart) as one run of n NHWC pixels scattered by rtab */
 __attribute__((noinline)) static void qdp_raster4(int8_t *dst, const int8_t *src, const uint32_t *rt, int32_t n,
@@ -140,13 +174,25 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads,
   }
   if (ib <= ia) return;
   if (q->pcols && (ja > 0 || jb < Wp)) {   /* an edge chunk: its padding columns */
-    const uint32_t padw = vgetq_lane_u32(vreinterpretq_u32_s8(vpad), 0);
-    for (int32_t k = 0; k < quads; k++)
-      for (int32_t i = ia; i < ib; i++) {
-        uint32_t *dw = (uint32_t *)(void *)(q->plane + k * qstep + 4 * (ptrdiff_t)i * Wp);
-        for (int32_t j = 0; j < ja; j++) dw[j] = padw;
-        for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
+    const uint32x4_t vp = vreinterpretq_u32_s8(vpad);
+    if (ja <= 4 && Wp - jb <= 4) {   /* the usual: a predicated store each side of a row */
+      const mve_pred16_t pl = vctp32q((uint32_t)ja), pr = vctp32q((uint32_t)(Wp - jb));
+      for (int32_t k = 0; k < quads; k++) {
+        uint32_t *dw = (uint32_t *)(void *)(q->plane + k * qstep + 4 * (ptrdiff_t)ia * Wp);
+        for (int32_t i = ia; i < ib; i++, dw += Wp) {
+          vstrwq_p_u32(dw, vp, pl);
+          vstrwq_p_u32(dw + jb, vp, pr);
+        }
       }
+    } else {
+      const uint32_t padw = vgetq_lane_u32(vp, 0);
+      for (int32_t k = 0; k < quads; k++)
+        for (int32_t i = ia; i < ib; i++) {
+          uint32_t *dw = (uint32_t *)(void *)(q->plane + k * qstep + 4 * (ptrdiff_t)i * Wp);
+          for (int32_t j = 0; j < ja; j++) dw[j] = padw;
+          for (int32_t j = jb; j < Wp; j++) dw[j] = padw;
+        }
+    }
   }
   const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
   const ptrdiff_t so = (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw, doff = 4 * ((ptrdiff_t)ia * Wp + ja);
