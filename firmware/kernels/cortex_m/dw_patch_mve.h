@@ -226,8 +226,9 @@ __attribute__((noinline)) static void qdp_consts(uint32_t *r, uint32x4_t ro, con
   }
 }
 
-/* false: not this path (nothing written). checked: qdp_requant_ok(c) is known true */
-__attribute__((noinline)) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
+/* false: not this path (nothing written). checked: qdp_requant_ok(c) is known true. At O2 at most: GCC 12's
+ * -O3 loop peeling meets an internal compiler error here (trunc_int_for_mode, fwprop1) */
+__attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
                                                 bool checked) {
   if (!QDP_ASM || !c->scr || (!checked && !qdp_requant_ok(c))) return false;
   const qdp_geo g = *gp;
