@@ -256,8 +256,10 @@ ET_OP("aten::_adaptive_avg_pool2d.out", k_aten__adaptive_avg_pool2d_out) {
           float sum = 0.0f;
           for (int32_t ih = h0; ih < h1; ih++)
             for (int32_t iw = w0; iw < w1; iw++) sum += xc[ih * g.is[2] + iw * g.is[3]];
-          int32_t cnt = (h1 - h0) * (w1 - w0);
-          y[n * g.os[0] + c * g.os[1] + oh * g.os[2] + ow * g.os[3]] = cnt ? sum / (float)cnt : 0.0f;
+          int32_t cnt = (h1 - h0) * (w1 - w0);   /* 0 only for an empty input, whose sum is 0 */
+          /* the division unconditional: GCC 12 at -Os put a conditional vcvt (an IT block) that the M55's
+           * assembler rejects */
+          y[n * g.os[0] + c * g.os[1] + oh * g.os[2] + ow * g.os[3]] = sum / (float)(cnt > 0 ? cnt : 1);
         }
       }
     }
