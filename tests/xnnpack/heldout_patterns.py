@@ -4,7 +4,7 @@
   downsampling unit, whose two branches read one input (int8: through two equal edge transposes);
 - mobilenet_v3's squeeze-excite with hardsigmoid, eight times in one delegate: each hardsigmoid's +3 and
   /6 constants are inputs of the delegate, 17 and more of them, which the backend had left unbound.
-16x16 input, 16 channels: one export per flow (float, int8) covers both."""
+16x16 input (squeeze-excites on 4x4 maps: more than 7 pixels, the 2022 library's multipass mean), 16 channels: one export per flow (float, int8) covers both."""
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -44,15 +44,18 @@ class ShuffleUnit(nn.Module):
 
 
 class SqueezeExcite(nn.Module):
-    """mobilenet_v3's: mean, 1x1 down, relu, 1x1 up, hardsigmoid, scale."""
+    """mobilenet_v3's (torchvision's SqueezeExcitation): AdaptiveAvgPool2d(1), 1x1 down, relu, 1x1 up,
+    hardsigmoid, gate * x. In int8 the pool is a qs8 global average pooling whose output shares its input's
+    quantisation: Debian's 2022 library rounds a mean at an exact tie (sum of the 64 pixels = 32 mod 64)
+    differently from executorch's XNNPACK when the zero point is odd (the backend runs it in C)."""
 
     def __init__(self, c: int, r: int = 4):
         super().__init__()
+        self.pool = nn.AdaptiveAvgPool2d(1)
         self.down, self.up = nn.Conv2d(c, c // r, 1), nn.Conv2d(c // r, c, 1)
 
     def forward(self, x):
-        s = x.mean((2, 3), keepdim=True)
-        return x * F.hardsigmoid(self.up(F.relu(self.down(s))))
+        return F.hardsigmoid(self.up(F.relu(self.down(self.pool(x))))) * x
 
 
 class ShuffleSE(nn.Module):

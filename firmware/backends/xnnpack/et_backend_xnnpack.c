@@ -449,11 +449,12 @@ static et_status xnn_execute(void *handle, et_value *const *args, uint32_t nargs
     snprintf(line, sizeof line, "xnnpack heap: peak %zu bytes, in use %zu bytes", et_xnn_bytes_peak, et_xnn_bytes_now);
     et_link_log(line);
     /* which nodes ran in our own int8 kernel (bench/xnnpack_speed.py and tests read this line) */
-    if (!ET_XNN_OWN_KERNELS || !et_xq_available())
+    if (!ET_XNN_OWN_KERNELS || (!et_xq_available() && !h->own))
       snprintf(line, sizeof line, "xnnpack own int8 kernels: off (%s)", ET_XNN_OWN_KERNELS ? "no avx512vnni" : "disabled");
-    else
-      snprintf(line, sizeof line, "xnnpack own int8 kernels (avx512vnni): %u of %u nodes, %u XNNPACK runtimes", h->own,
-               h->n_nodes, h->own ? h->split.n_steps - h->split.n_own : 1);
+    else   /* without VNNI only the int8 global average pooling is ours */
+      snprintf(line, sizeof line, "xnnpack own int8 kernels (%s): %u of %u nodes, %u XNNPACK runtimes",
+               et_xq_available() ? "avx512vnni" : "avgpool only", h->own, h->n_nodes,
+               h->own ? h->split.n_steps - h->split.n_own : 1);
     et_link_log(line);
   }
   return ET_OK;

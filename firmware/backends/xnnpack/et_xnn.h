@@ -39,16 +39,31 @@ void et_xnn_free(void *p);
 /* The value ids a node reads (in[0..*nin), at most 3) and writes (*out); 0 for an unknown node type. */
 int et_xnn_node_io(const et_fb_table *xn, uint32_t *in, uint32_t *nin, uint32_t *out);
 
-/* A node run by our own int8 kernel (et_xnn_qconv.h) instead of XNNPACK. */
+/* Our int8 global average pooling (et_xnn_gap.c): n x hw x c in, n x c out. */
+typedef struct et_xg {
+  size_t n, hw, c;
+  int32_t in_zp, out_zp, qmin, qmax;
+  float scale;               /* (in_scale / out_scale) * (1.0f / hw), float32 */
+} et_xg;
+void et_xg_run(const et_xg *m, const int8_t *x, int8_t *y);
+
+/* A node run by our own int8 kernels instead of XNNPACK: a conv/FC (et_xnn_qconv.h, AVX512-VNNI only)
+ * or a global average pooling (et_xnn_gap.c, every CPU). */
+enum { XOWN_CONV, XOWN_GAP };
 typedef struct xown {
   et_xq q;
+  et_xg g;
+  uint32_t kind;
   uint32_t in, out;          /* value ids */
   void *mem;                 /* packed weights (et_xnn_alloc) */
 } xown;
 /* *taken = 1 (o filled, weights packed) when our kernel takes node xn: an int8 convolution (groups 1,
- * no dilation) or fully connected; 0 when XNNPACK keeps it. */
+ * no dilation) or fully connected on a CPU with AVX512-VNNI, or an int8 global average pooling; 0 when XNNPACK keeps it. */
 et_status et_xnn_own_take(const et_fb_table *xn, const xval *vals, uint32_t nv, const xconst *c, xown *o,
                           int *taken);
+
+/* The global average pooling part of et_xnn_own_take (et_xnn_gap.c). */
+et_status et_xnn_own_take_gap(const et_fb_table *xn, const xval *vals, uint32_t nv, xown *o, int *taken);
 
 /* The delegate's tensors: argument arg is external value ext, bound directly or through a permutation
  * done in C at the edge (buf). */

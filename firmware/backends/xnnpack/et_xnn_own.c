@@ -49,6 +49,8 @@ et_status et_xnn_own_take(const et_fb_table *xn, const xval *vals, uint32_t nv, 
   *taken = 0;
   memset(o, 0, sizeof *o);
   uint8_t ty = et_fb_u8(xn, XNFB_XNode_xnode_union_type, 0);
+  if (ty == XNFB_XNodeUnion_XNNGlobalAvgPooling2d) return et_xnn_own_take_gap(xn, vals, nv, o, taken);
+  if (!et_xq_available()) return ET_OK;          /* the conv/FC kernel needs AVX512-VNNI */
   et_fb_table n;
   int dw = ty == XNFB_XNodeUnion_XNNDepthwiseConv2d;
   if ((ty != XNFB_XNodeUnion_XNNConv2d && ty != XNFB_XNodeUnion_XNNFullyConnected && !dw) ||
@@ -142,7 +144,7 @@ int et_xnn_own_fuse_clamp(xown *o, const et_fb_table *xn, const xval *vals, uint
       !et_fb_sub(xn, XNFB_XNode_xnode_union, &n) || !et_fb_sub(xn, XNFB_XNode_output_min_max, &mm))
     return 0;
   uint32_t in = U(&n, _XNNNode1x1, input_id), out = U(&n, _XNNNode1x1, output_id);
-  if (in >= nv || out >= nv || vals[out].alias != UINT32_MAX || vals[in].alias != UINT32_MAX || in != o->out ||
+  if (o->kind != XOWN_CONV || in >= nv || out >= nv || vals[out].alias != UINT32_MAX || vals[in].alias != UINT32_MAX || in != o->out ||
       (vals[in].flags & 3))
     return 0;
   float si, so;

@@ -100,7 +100,6 @@ et_status et_xnn_split_build(xsplit *s, const xconst *c, et_fb_vec *ns, xval *va
                              uint32_t *taken) {
   *taken = 0;
   memset(s, 0, sizeof *s);
-  if (!et_xq_available()) return ET_OK;
   uint32_t nn = ns->len;
   uint32_t *step_of = (uint32_t *)et_xnn_alloc(8, (nn + 1) * sizeof(uint32_t));
   uint32_t *map = (uint32_t *)et_xnn_alloc(8, (nv + 1) * sizeof(uint32_t));
@@ -189,11 +188,12 @@ et_status et_xnn_split_build(xsplit *s, const xconst *c, et_fb_vec *ns, xval *va
       s->arena_bytes = plan_arena(vals, nv, lv, s->val_off);
       s->arena = (uint8_t *)et_xnn_alloc(64, s->arena_bytes + 64);
       for (uint32_t i = 0; i < s->n_own; i++) {
+        if (s->owns[i].kind != XOWN_CONV) continue;
         size_t b = et_xq_image_bytes(&s->owns[i].q);
         if (b > s->img_bytes) s->img_bytes = b;
       }
-      s->img = (uint8_t *)et_xnn_alloc(64, s->img_bytes);
-      if (!s->arena || !s->img) st = ET_ERR_OUT_OF_MEMORY;
+      s->img = s->img_bytes ? (uint8_t *)et_xnn_alloc(64, s->img_bytes) : 0;
+      if (!s->arena || (s->img_bytes && !s->img)) st = ET_ERR_OUT_OF_MEMORY;
     }
     for (uint32_t v = 0; v < nv && st == ET_OK; v++)
       if (s->val_off[v] != SIZE_MAX) s->vptr[v] = s->arena + s->val_off[v];
@@ -202,6 +202,10 @@ et_status et_xnn_split_build(xsplit *s, const xconst *c, et_fb_vec *ns, xval *va
       if (!s->steps[i].own) st = build_runtime(s, c, ns, vals, nv, lv, step_of, i, pool, map, &n_ext);
     *taken = s->n_own + s->n_fused;
     s->n_nodes = nn;
+  }
+  if (st == ET_OK && !s->n_own) {                /* nothing taken: one runtime as before */
+    et_xnn_free(s->owns); et_xnn_free(s->steps);
+    s->owns = 0; s->steps = 0; s->n_steps = 0;
   }
   et_xnn_free(step_of); et_xnn_free(map); et_xnn_free(lv); et_xnn_free(readers);
   return st;
@@ -212,6 +216,10 @@ et_status et_xnn_split_run(xsplit *s, void *const *io_ptr, pthreadpool_t pool) {
     if (s->val_io[v] >= 0) s->vptr[v] = io_ptr[s->val_io[v]];
   for (uint32_t i = 0; i < s->n_steps; i++) {
     xstep *t = &s->steps[i];
+    if (t->own && t->own->kind == XOWN_GAP) {
+      et_xg_run(&t->own->g, (const int8_t *)s->vptr[t->own->in], (int8_t *)s->vptr[t->own->out]);
+      continue;
+    }
     if (t->own) {
       et_xq_run(&t->own->q, (const int8_t *)s->vptr[t->own->in], (int8_t *)s->vptr[t->own->out], s->img, pool);
       continue;
