@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import need_tool
-from support import kernelcase
+from support import heldout_case, kernelcase
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "kernels_dsp"
@@ -210,35 +210,7 @@ class M(torch.nn.Module):
     # channels_last (split, cat, channel shuffles of 2 x 20 and 4 x 10 channels), grouped convolutions (4
     # groups 3x3, 2 groups 1x1, 5 groups stride 2), an SE gate (sigmoid table, per-channel mul over 40
     # channels), SiLU, a 3x3 stride-2 max pool, hardswish (its mul has a zero point past int8, as in mobilenet_v3)
-    "dsp_heldout": ("""
-class M(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        nn = torch.nn
-        self.a = nn.Conv2d(8, 40, 1)
-        self.b = nn.Conv2d(20, 20, 1)
-        self.d = nn.Conv2d(20, 20, 3, padding=1, groups=20)
-        self.c = nn.Conv2d(20, 20, 1)
-        self.e = nn.Conv2d(40, 40, 1)
-        self.g1 = nn.Conv2d(40, 40, 3, padding=1, groups=4)
-        self.g2 = nn.Conv2d(40, 24, 1, groups=2)
-        self.g3 = nn.Conv2d(40, 40, 3, stride=2, padding=1, groups=5)
-        self.se1 = nn.Conv2d(40, 10, 1)
-        self.se2 = nn.Conv2d(10, 40, 1)
-    @staticmethod
-    def shuffle(x, g):
-        n, c, h, w = x.shape
-        return x.view(n, g, c // g, h, w).transpose(1, 2).contiguous().view(n, c, h, w)
-    def forward(self, x):
-        y = F.relu(self.a(x))
-        for _ in range(2):
-            u, v = y.chunk(2, dim=1)
-            y = self.shuffle(torch.cat((u, F.relu(self.c(self.d(F.relu(self.b(v)))))), dim=1), 2)
-        z = self.e(self.shuffle(y, 4))
-        s = torch.sigmoid(self.se2(F.relu(self.se1(F.adaptive_avg_pool2d(z, 1)))))
-        return (F.relu(self.g1(z)), self.g2(z), self.g3(z), z * s, F.silu(z), F.max_pool2d(z, 3, 2, 1),
-                F.hardswish(self.g2(z)))
-""", [(1, 8, 10, 9)]),
+    "dsp_heldout": (heldout_case.SOURCE, heldout_case.SHAPES),
     # linear: odd K and N, several rows, a vector
     "dsp_linear": ("""
 class M(torch.nn.Module):
