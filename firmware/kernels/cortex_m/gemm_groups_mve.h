@@ -242,33 +242,8 @@ typedef struct {
   int32_t tail;            /* 48 */
 } qt_b24;
 _Static_assert(offsetof(qt_b24, trips) == 32 && offsetof(qt_b24, tail) == 48, "qt_sums2x4w offsets");
-#define QT_2X4W_HEAD \
-      "1:\n\t" \
-      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
-      "ldrd r9, r5, [r7, #32]\n" \
-      "2:\n\t" \
-      "vldrb.u8 q0, [r1], #16\n\t" \
-      "vldrb.u8 q1, [r3], #16\n\t" \
-      "vldrb.u8 q2, [r5], #16\n\t" \
-      "vmladava.s8 r0, q0, q2\n\t" \
-      "vmladava.s8 r8, q1, q2\n\t" \
-      "vldrb.u8 q2, [r5], #16\n\t" \
-      "vmladava.s8 r2, q0, q2\n\t" \
-      "vmladava.s8 r10, q1, q2\n\t" \
-      "vldrb.u8 q2, [r5], #16\n\t" \
-      "vmladava.s8 r4, q0, q2\n\t" \
-      "vmladava.s8 r12, q1, q2\n\t" \
-      "vldrb.u8 q2, [r5], #16\n\t" \
-      "vmladava.s8 r6, q0, q2\n\t" \
-      "vmladava.s8 lr, q1, q2\n\t" \
-      "subs r9, r9, #1\n\t" \
-      "bne 2b\n\t"
-#define QT_2X4W_TAIL \
-      "ldr r9, [r7, #48]\n\t" \
-      "vctp.8 r9\n\t" \
-      "vpstt\n\t" \
-      "vldrbt.u8 q0, [r1]\n\t" \
-      "vldrbt.u8 q1, [r3]\n\t" \
+/* two pixels' 16 bytes (q0, q1) against the group's four weight rows (streamed from r5): eight sums */
+#define QT_2X4W_MACS \
       "vldrb.u8 q2, [r5], #16\n\t" \
       "vmladava.s8 r0, q0, q2\n\t" \
       "vmladava.s8 r8, q1, q2\n\t" \
@@ -281,6 +256,23 @@ _Static_assert(offsetof(qt_b24, trips) == 32 && offsetof(qt_b24, tail) == 48, "q
       "vldrb.u8 q2, [r5], #16\n\t" \
       "vmladava.s8 r6, q0, q2\n\t" \
       "vmladava.s8 lr, q1, q2\n\t"
+#define QT_2X4W_HEAD \
+      "1:\n\t" \
+      "ldm r7, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      "ldrd r9, r5, [r7, #32]\n" \
+      "2:\n\t" \
+      "vldrb.u8 q0, [r1], #16\n\t" \
+      "vldrb.u8 q1, [r3], #16\n\t" \
+      QT_2X4W_MACS \
+      "subs r9, r9, #1\n\t" \
+      "bne 2b\n\t"
+#define QT_2X4W_TAIL \
+      "ldr r9, [r7, #48]\n\t" \
+      "vctp.8 r9\n\t" \
+      "vpstt\n\t" \
+      "vldrbt.u8 q0, [r1]\n\t" \
+      "vldrbt.u8 q1, [r3]\n\t" \
+      QT_2X4W_MACS
 #define QT_2X4W_REST \
       "stm r11!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
       "ldrd r9, r5, [r7, #40]\n\t" \
@@ -301,6 +293,7 @@ __attribute__((noinline)) static void qt_sums2x4w(const int8_t *x0, const int8_t
   if (b->tail) __asm__ volatile(QT_2X4W_HEAD QT_2X4W_TAIL QT_2X4W_REST QT_2X4W_OPERANDS);
   else __asm__ volatile(QT_2X4W_HEAD QT_2X4W_REST QT_2X4W_OPERANDS);
 }
+#undef QT_2X4W_MACS
 #undef QT_2X4W_HEAD
 #undef QT_2X4W_TAIL
 #undef QT_2X4W_REST
