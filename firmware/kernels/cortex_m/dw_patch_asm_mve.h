@@ -29,25 +29,19 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "vmladav.s8 r2, q5, q3\n\t"                                                                           \
   "vmov " X "[3], " X "[1], r0, r2\n\t"
 #define QDP_P33 QDP_PTRS QDP_B33("r1", "q6") QDP_B33("r3", "q7")
-/* 3x3 stride 1, the last of an odd number of columns: 2x1 blocks (the 4x4 patch's left column: weights q0, q2)
- * into lanes h (top), h + 2 (bottom), four a pass */
-#define QDP_C33(p, X, h, h2)                                                                            \
+/* two outputs of one patch (weights q0 and W) into lanes h, h + 2, four a pass: 3x3 stride 1's last of an
+ * odd number of columns as 2x1 blocks (the 4x4 patch's left column: W = q2, top / bottom), 3x3 stride 2
+ * side by side (W = q1) */
+#define QDP_B2(W, p, X, h, h2)                                                                          \
   QDP_G(p)                                                                                              \
   "vmladav.s8 r0, q5, q0\n\t"                                                                           \
-  "vmladav.s8 r2, q5, q2\n\t"                                                                           \
+  "vmladav.s8 r2, q5, " W "\n\t"                                                                        \
   "vmov " X "[" h2 "], " X "[" h "], r0, r2\n\t"
-#define QDP_P33C                                                                                        \
-  QDP_PTRS QDP_C33("r1", "q6", "0", "2") QDP_C33("r3", "q6", "1", "3")                                  \
-  QDP_PTRS QDP_C33("r1", "q7", "0", "2") QDP_C33("r3", "q7", "1", "3")
-/* 3x3 stride 2: two outputs side by side into lanes h, h + 2 */
-#define QDP_B32(p, X, h, h2)                                                                            \
-  QDP_G(p)                                                                                              \
-  "vmladav.s8 r0, q5, q0\n\t"                                                                           \
-  "vmladav.s8 r2, q5, q1\n\t"                                                                           \
-  "vmov " X "[" h2 "], " X "[" h "], r0, r2\n\t"
-#define QDP_P32                                                                                         \
-  QDP_PTRS QDP_B32("r1", "q6", "0", "2") QDP_B32("r3", "q6", "1", "3")                                  \
-  QDP_PTRS QDP_B32("r1", "q7", "0", "2") QDP_B32("r3", "q7", "1", "3")
+#define QDP_P2(W)                                                                                       \
+  QDP_PTRS QDP_B2(W, "r1", "q6", "0", "2") QDP_B2(W, "r3", "q6", "1", "3")                              \
+  QDP_PTRS QDP_B2(W, "r1", "q7", "0", "2") QDP_B2(W, "r3", "q7", "1", "3")
+#define QDP_P33C QDP_P2("q2")
+#define QDP_P32 QDP_P2("q1")
 /* 5x5 stride 1: two outputs one above the other (patches at r1: rows 0-2, r3: rows 3-5) into lanes h, h + 2 */
 #define QDP_B51(X, h, h2)                                                                               \
   QDP_PTRS QDP_G("r1")                                                                                  \
@@ -170,7 +164,8 @@ QDP_RUNC(qdp_52c, QDP_P52, QDP_W2("r1"), 0)
 #undef QDP_IF_1
 #undef QDP_IF_0
 #undef QDP_P33C
-#undef QDP_C33
+#undef QDP_P2
+#undef QDP_B2
 #undef QDP_RUNS
 #undef QDP_RUNC
 #undef QDP_REC
@@ -186,7 +181,6 @@ QDP_RUNC(qdp_52c, QDP_P52, QDP_W2("r1"), 0)
 #undef QDP_P51
 #undef QDP_B51
 #undef QDP_P32
-#undef QDP_B32
 #undef QDP_P33
 #undef QDP_B33
 #undef QDP_PTRS
