@@ -311,14 +311,10 @@ __attribute__((always_inline)) static inline cm_dsp_ch cm_dsp_ch_of(const cm_dsp
   return c;
 }
 
-/* one pass of the one-column GEMM: rows n0..n3 (weights w0..w3) */
-__attribute__((always_inline)) static inline void cm_dsp_pass4(const cm_dsp_mm *g, const uint32_t *xb, int32_t k4,
-                                                               const int8_t *w0, const int8_t *w1, const int8_t *w2,
-                                                               const int8_t *w3, int32_t n0, int32_t n1, int32_t n2,
-                                                               int32_t n3, int8_t *y, ptrdiff_t ysn, bool full) {
-  int32_t acc[4] = {g->init ? 2 * g->init[n0] : 0, g->init ? 2 * g->init[n1] : 0, g->init ? 2 * g->init[n2] : 0,
-                    g->init ? 2 * g->init[n3] : 0};
-  cm_dsp_k4x1(xb, w0, w1, w2, w3, k4, acc);
+/* rows n0..n3's sums requantised into y (the one-column passes) */
+__attribute__((always_inline)) static inline void cm_dsp_store4(const cm_dsp_mm *g, const int32_t *acc, int32_t n0,
+                                                                int32_t n1, int32_t n2, int32_t n3, int8_t *y,
+                                                                ptrdiff_t ysn, bool full) {
   const cm_dsp_ch c0 = cm_dsp_ch_of(g, n0), c1 = cm_dsp_ch_of(g, n1), c2 = cm_dsp_ch_of(g, n2),
                   c3 = cm_dsp_ch_of(g, n3);
   const int32_t amin = g->amin, amax = g->amax;
@@ -327,6 +323,17 @@ __attribute__((always_inline)) static inline void cm_dsp_pass4(const cm_dsp_mm *
   const int32_t r2 = cm_dsp_rqv(acc[2], c2.mult, c2.add, c2.rs1, amin, amax, full);
   const int32_t r3 = cm_dsp_rqv(acc[3], c3.mult, c3.add, c3.rs1, amin, amax, full);
   y[n0 * ysn] = (int8_t)r0; y[n1 * ysn] = (int8_t)r1; y[n2 * ysn] = (int8_t)r2; y[n3 * ysn] = (int8_t)r3;
+}
+
+/* one pass of the one-column GEMM: rows n0..n3 (weights w0..w3) */
+__attribute__((always_inline)) static inline void cm_dsp_pass4(const cm_dsp_mm *g, const uint32_t *xb, int32_t k4,
+                                                               const int8_t *w0, const int8_t *w1, const int8_t *w2,
+                                                               const int8_t *w3, int32_t n0, int32_t n1, int32_t n2,
+                                                               int32_t n3, int8_t *y, ptrdiff_t ysn, bool full) {
+  int32_t acc[4] = {g->init ? 2 * g->init[n0] : 0, g->init ? 2 * g->init[n1] : 0, g->init ? 2 * g->init[n2] : 0,
+                    g->init ? 2 * g->init[n3] : 0};
+  cm_dsp_k4x1(xb, w0, w1, w2, w3, k4, acc);
+  cm_dsp_store4(g, acc, n0, n1, n2, n3, y, ysn, full);
 }
 
 /* All N channels of one widened column, 4 a pass; the last pass is rows N - 4 .. N - 1 (overlapping
@@ -379,14 +386,7 @@ __attribute__((always_inline)) static inline void cm_dsp_pass4c(const cm_dsp_mm 
     part[n0] = acc[0]; part[n1] = acc[1]; part[n2] = acc[2]; part[n3] = acc[3];
     return;
   }
-  const cm_dsp_ch c0 = cm_dsp_ch_of(g, n0), c1 = cm_dsp_ch_of(g, n1), c2 = cm_dsp_ch_of(g, n2),
-                  c3 = cm_dsp_ch_of(g, n3);
-  const int32_t amin = g->amin, amax = g->amax;
-  const int32_t r0 = cm_dsp_rqv(acc[0], c0.mult, c0.add, c0.rs1, amin, amax, full);
-  const int32_t r1 = cm_dsp_rqv(acc[1], c1.mult, c1.add, c1.rs1, amin, amax, full);
-  const int32_t r2 = cm_dsp_rqv(acc[2], c2.mult, c2.add, c2.rs1, amin, amax, full);
-  const int32_t r3 = cm_dsp_rqv(acc[3], c3.mult, c3.add, c3.rs1, amin, amax, full);
-  y[n0 * ysn] = (int8_t)r0; y[n1 * ysn] = (int8_t)r1; y[n2 * ysn] = (int8_t)r2; y[n3 * ysn] = (int8_t)r3;
+  cm_dsp_store4(g, acc, n0, n1, n2, n3, y, ysn, full);
 }
 
 /* All N rows over one chunk [k0, k0 + kc) of the widened xb, 4 a pass; the last pass takes the 1 to 4 rows
