@@ -52,7 +52,7 @@ def main(args) -> int:
     from .. import config
     from ..errors import ConfigError, RunError
     board = config.load_board(args.board)
-    root = Path(__file__).resolve().parents[3]
+    root = config.ROOT
     elf = Path(args.elf) if args.elf else root / "build" / board.name / "firmware.elf"
     if not elf.exists():
         raise RunError(f"no image at {elf}: build it first (scons board={board.name} pte=...)")

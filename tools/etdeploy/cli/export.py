@@ -94,7 +94,7 @@ def _vela_summary(pte: Path) -> None:
 
 def _scons_hint(board: str, prog: Path) -> str:
     """The scons line that builds prog, runnable from where the user is (scons reads SConstruct in the root)."""
-    root = Path(__file__).resolve().parents[3]
+    from ..config import ROOT as root
     if Path.cwd().resolve() == root:
         return f"scons board={board} pte={prog}"
     return f"scons -C {root} board={board} pte={prog.resolve()}"

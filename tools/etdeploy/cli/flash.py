@@ -21,7 +21,7 @@ def register(sub):
 def main(args) -> int:
     from .. import config, flash
     board = config.load_board(args.board)
-    root = Path(__file__).resolve().parents[3]
+    root = config.ROOT
     image_dir = Path(args.image_dir) if args.image_dir else root / "build" / board.name
     if args.gdb:
         from ..runners.gdbserver import GdbServerRunner

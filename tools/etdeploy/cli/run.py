@@ -62,7 +62,7 @@ def main(args) -> int:
     from .. import config, session
     from ..report import print_result
     board = config.load_board(args.board)
-    root = Path(__file__).resolve().parents[3]
+    root = config.ROOT
     if args.elf:
         elf = Path(args.elf)
     else:
