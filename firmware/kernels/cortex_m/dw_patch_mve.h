@@ -155,22 +155,19 @@ static bool qdp_requant_ok(const qconv *c) {
   return true;
 }
 
-/* 3x3: the weight vectors and G of the channel records of `quads` quads (rsz bytes apart; whole quads: past the
+/* 3x3: the weight vectors of the channel records of `quads` quads (rsz bytes apart; whole quads: past the
  * live channels the packed taps are 0) from 16 channels' packed taps wk, and their taps' sums sk. v: the nw
- * offset vectors (w16), then G's (goff). In asm: 13 instructions a channel (C: ~21, its addresses spilled) */
+ * offset vectors (w16); G is written once a call. In asm: 6 + 2 nw instructions a channel */
 #if QDP_ASM
 #define QDP_RW(n, o) "vldrb.u8 q6, [r1, q" #n "]\n\tvstrb.8 q6, [r0, #" #o "]\n\t"
-#define QDP_RC(j, wv, gofs)                                                                             \
+#define QDP_RC(wv)                                                                                      \
   "vldrb.u8 q5, [r1, q0]\n\t"                                                                          \
   "vstrb.8 q5, [r0]\n\t"                                                                               \
   "vaddv.s8 r2, q5\n\t"                                                                                \
   "str r2, [r3], #4\n\t" wv                                                                            \
-  "movs r2, #" j "\n\t"                                                                                \
-  "vadd.i8 q7, q4, r2\n\t"                                                                             \
-  "vstrb.8 q7, [r0, #" gofs "]\n\t"                                                                     \
   "adds r1, r1, #1\n\t"                                                                                \
   "add r0, r0, r5\n\t"
-#define QDP_RQ(wv, gofs) QDP_RC("0", wv, gofs) QDP_RC("1", wv, gofs) QDP_RC("2", wv, gofs) QDP_RC("3", wv, gofs)
+#define QDP_RQ(wv) QDP_RC(wv) QDP_RC(wv) QDP_RC(wv) QDP_RC(wv)
 #endif
 __attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, const uint8x16_t *v, int32_t *sk,
                                                 int32_t quads, int32_t rsz, int32_t nw) {
@@ -182,16 +179,16 @@ __attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, con
   if (nw == 4)
     __asm__ volatile(
         "vldrw.u32 q0, [%[v]]\n\tvldrw.u32 q1, [%[v], #16]\n\tvldrw.u32 q2, [%[v], #32]\n\t"
-        "vldrw.u32 q3, [%[v], #48]\n\tvldrw.u32 q4, [%[v], #64]\n"
-        "1:\n\t" QDP_RQ(QDP_RW(1, 16) QDP_RW(2, 32) QDP_RW(3, 48), "64") "subs r4, r4, #1\n\tbne 1b"
+        "vldrw.u32 q3, [%[v], #48]\n"
+        "1:\n\t" QDP_RQ(QDP_RW(1, 16) QDP_RW(2, 32) QDP_RW(3, 48)) "subs r4, r4, #1\n\tbne 1b"
         : "+r"(r0), "+r"(r1), "+r"(r3), "+r"(r4)
         : [v] "r"(v), "r"(r5)
         : "r2", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14",
           "d15", "memory", "cc");
   else
     __asm__ volatile(
-        "vldrw.u32 q0, [%[v]]\n\tvldrw.u32 q1, [%[v], #16]\n\tvldrw.u32 q4, [%[v], #64]\n"
-        "1:\n\t" QDP_RQ(QDP_RW(1, 16), "32") "subs r4, r4, #1\n\tbne 1b"
+        "vldrw.u32 q0, [%[v]]\n\tvldrw.u32 q1, [%[v], #16]\n"
+        "1:\n\t" QDP_RQ(QDP_RW(1, 16)) "subs r4, r4, #1\n\tbne 1b"
         : "+r"(r0), "+r"(r1), "+r"(r3), "+r"(r4)
         : [v] "r"(v), "r"(r5)
         : "r2", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14",
@@ -200,7 +197,6 @@ __attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, con
   for (int32_t k = 0; k < 4 * quads; k++, r += rsz) {
     const int8x16_t w0 = vldrbq_gather_offset_s8(wk + k, v[0]);
     for (int32_t n = 0; n < nw; n++) vst1q_s8(r + 16 * n, vldrbq_gather_offset_s8(wk + k, v[n]));
-    vst1q_u8((uint8_t *)r + 16 * nw, vaddq_n_u8(v[4], (uint8_t)(k & 3)));
     sk[k] = vaddvq_s8(w0);
   }
 #endif
@@ -211,19 +207,47 @@ __attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, con
 #undef QDP_RQ
 #endif
 
-/* the records' mult, shift and constant bias + io sum(w) (words 1-3 from r), four channels (records ro apart) a
- * scatter store: n channels, qstep bytes a quad (a function of its own: nothing spilled a quad) */
-__attribute__((noinline)) static void qdp_consts(uint32_t *r, uint32x4_t ro, const int32_t *mul, const int32_t *shf,
-                                                 const int32_t *bia, const int32_t *sums, uint32_t io, int32_t n,
-                                                 int32_t qstep) {
-  for (; n > 0; n -= 4, r += qstep / 4, mul += 4, shf += 4, sums += 4) {
+/* the records' mult, shift and constant bias + io sum(w) (words 1-3 from r), n channels (records rsz bytes apart,
+ * four a scatter store; bia NULL: no bias). In asm a tail-predicated loop: 10 instructions per 4 channels */
+static const int32_t qdp_zero[16] __attribute__((aligned(16)));
+__attribute__((noinline)) static void qdp_consts(uint32_t *r, int32_t rsz, const int32_t *mul, const int32_t *shf,
+                                                 const int32_t *bia, const int32_t *sums, uint32_t io, int32_t n) {
+  if (!bia) bia = qdp_zero;   /* n <= 16 */
+  const uint32x4_t ra = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)rsz), (uint32_t)(uintptr_t)r);
+#if QDP_ASM
+  register const int32_t *r0 __asm__("r0") = sums;
+  register const int32_t *r1 __asm__("r1") = bia;
+  register const int32_t *r2 __asm__("r2") = mul;
+  register const int32_t *r3 __asm__("r3") = shf;
+  register int32_t r4 __asm__("r4") = n, r5 __asm__("r5") = 4 * rsz;
+  register uint32_t r6 __asm__("r6") = io;
+  __asm__ volatile(
+      "vldrw.u32 q4, [%[ra]]\n\t"
+      "dlstp.32 lr, r4\n"
+      "1:\n\t"
+      "vldrw.u32 q0, [r0], #16\n\t"
+      "vldrw.u32 q1, [r1], #16\n\t"
+      "vmla.u32 q1, q0, r6\n\t"
+      "vldrw.u32 q2, [r2], #16\n\t"
+      "vldrw.u32 q3, [r3], #16\n\t"
+      "vstrw.32 q2, [q4, #4]\n\t"
+      "vstrw.32 q3, [q4, #8]\n\t"
+      "vstrw.32 q1, [q4, #12]\n\t"
+      "vadd.i32 q4, q4, r5\n\t"
+      "letp lr, 1b"
+      : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3)
+      : "r"(r4), "r"(r5), "r"(r6), [ra] "r"(&ra), "m"(ra)
+      : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "memory");
+#else
+  for (uint32x4_t a = ra; n > 0; n -= 4, mul += 4, shf += 4, sums += 4, bia += 4) {
     const mve_pred16_t p = vctp32q((uint32_t)n);
-    uint32x4_t cst = vmulq_n_u32(vld1q_z_u32((const uint32_t *)sums, p), io);
-    if (bia) { cst = vaddq_u32(cst, vld1q_z_u32((const uint32_t *)bia, p)); bia += 4; }
-    vstrwq_scatter_offset_p_u32(r + 1, ro, vld1q_z_u32((const uint32_t *)mul, p), p);
-    vstrwq_scatter_offset_p_u32(r + 2, ro, vld1q_z_u32((const uint32_t *)shf, p), p);
-    vstrwq_scatter_offset_p_u32(r + 3, ro, cst, p);
+    const uint32x4_t cst = vmlaq_n_u32(vld1q_z_u32((const uint32_t *)bia, p), vld1q_z_u32((const uint32_t *)sums, p), io);
+    vstrwq_scatter_base_p_u32(a, 4, vld1q_z_u32((const uint32_t *)mul, p), p);
+    vstrwq_scatter_base_p_u32(a, 8, vld1q_z_u32((const uint32_t *)shf, p), p);
+    vstrwq_scatter_base_p_u32(a, 12, cst, p);
+    a = vaddq_n_u32(a, (uint32_t)(4 * rsz));
   }
+#endif
 }
 
 /* false: not this path (nothing written). checked: qdp_requant_ok(c) is known true. At O2 at most: GCC 12's
@@ -262,6 +286,8 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g.mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g.mode == 0 ? 0 : 1]),
                                                 (uint8_t)g.Wp), 4);
   w16[4] = goff;
+  for (int32_t k = 0; k < 4 * Q; k++)   /* G: the records' patch offsets, goff + the channel's place in its quad */
+    vst1q_u8((uint8_t *)recs + k * rsz + 16 * nw, vaddq_n_u8(goff, (uint8_t)(k & 3)));
   const uint32_t io = (uint32_t)c->in_off;
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const bool sat8 = c->amin == -128 && c->amax == 127;
@@ -290,14 +316,18 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
       src.rtab = rtab;
     }
   }
-  const uint32x4_t ro = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)rsz);
   for (int32_t c0 = 0; c0 < O; c0 += 4 * Q) {
     const int32_t live = O - c0 < 4 * Q ? O - c0 : 4 * Q, quads = (live + 3) / 4;
     int32_t sums[16] __attribute__((aligned(16)));
     if (K == 3) {   /* 16 channels' taps a vector: row t + 1 = tap t, row 0 = 0 */
-      const mve_pred16_t pl = vctp8q((uint32_t)live);
       vst1q_s8(wpk, vdupq_n_s8(0));
-      for (int32_t t = 0; t < 9; t++) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(wt + (ptrdiff_t)t * O + c0, pl));
+      const int8_t *w = wt + c0;
+      if (live == 16) {   /* whole: unpredicated loads */
+        for (int32_t t = 0; t < 9; t++, w += O) vst1q_s8(wpk + 16 * (t + 1), vld1q_s8(w));
+      } else {
+        const mve_pred16_t pl = vctp8q((uint32_t)live);
+        for (int32_t t = 0; t < 9; t++, w += O) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(w, pl));
+      }
       qdp_recs3(recs, wpk, w16, sums, quads, rsz, nw);
     }
     for (int32_t qd = 0; K == 5 && qd < quads; qd++) {
@@ -319,7 +349,6 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
             const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w2 = vldrbq_gather_offset_s8(wpk + k, woff[2]);
             vst1q_s8(r, w0); vst1q_s8(r + 16, vldrbq_gather_offset_s8(wpk + k, woff[1]));
             vst1q_s8(r + 32, w2); vst1q_s8(r + 48, vldrbq_gather_offset_s8(wpk + k, woff[3]));
-            vst1q_u8((uint8_t *)r + 64, vaddq_n_u8(goff, (uint8_t)k));
             sq[k] = vaddvq_s8(w0) + vaddvq_s8(w2);
           }
         else
@@ -327,13 +356,12 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
             int8_t *r = rq + k * rsz;
             const int8x16_t w0 = vldrbq_gather_offset_s8(wpk + k, woff[0]), w1 = vldrbq_gather_offset_s8(wpk + k, woff[1]);
             vst1q_s8(r, w0); vst1q_s8(r + 16, w1);
-            vst1q_u8((uint8_t *)r + 32, vaddq_n_u8(goff, (uint8_t)k));
             sq[k] = vaddvq_s8(w0) + vaddvq_s8(w1);
           }
       }
     }
-    qdp_consts((uint32_t *)(void *)(recs + 16 * (nw + 1)), ro, mul + c0, shf + c0, bia ? bia + c0 : NULL, sums, io,
-               live, 4 * rsz);
+    qdp_consts((uint32_t *)(void *)(recs + 16 * (nw + 1)), rsz, mul + c0, shf + c0, bia ? bia + c0 : NULL, sums, io,
+               live);
     src.live = live;
     for (int32_t n = 0; n < c->y.n; n++) {
       src.xn = x + n * c->x.sn + c0;
