@@ -131,6 +131,56 @@ __attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, 
   }
 #endif
 }
+/* rows of cw pixels (4 channels a word, step = 4 xsw <= 508 bytes apart) into whole plane rows (wp >= 4 words,
+ * pitch bytes apart; dst: a row's column 0, src: its pixel at column ja) with the padding of an edge chunk: the
+ * pad word in columns 0-3 and wp-4 .. wp-1 first, the pixels over them (ja <= 4 and wp - jb <= 4). In asm: 3
+ * instructions a 4 pixels (the gather's addresses as a vector, stepped), 10 a row with its padding */
+__attribute__((noinline)) static void qdp_rowsp(int8_t *dst, const int8_t *src, int32_t rows, int32_t cw, ptrdiff_t xsh,
+                                                int32_t pitch, int32_t xsw, int32_t step, int32_t ja, int8x16_t pad) {   /* step: 4 xsw */
+#if QDP_ASM
+  const uint32x4_t o = vsubq_n_u32(vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw), (uint32_t)step);
+  register int8_t *r0 __asm__("r0") = dst;
+  register const int8_t *r1 __asm__("r1") = src;
+  register int32_t r2 __asm__("r2") = rows, r3 __asm__("r3") = cw, r4 __asm__("r4") = (int32_t)xsh;
+  register int32_t r5 __asm__("r5") = pitch, r6 __asm__("r6") = pitch - 16, r7 __asm__("r7") = 4 * ja;
+  __asm__ volatile(
+      "vldrw.u32 q0, [%[o]]\n\t"
+      "vldrw.u32 q2, [%[p]]\n\t"
+      "vdup.32 q4, %[st]\n"
+      "1:\n\t"
+      "vadd.i32 q1, q0, r1\n\t"
+      "vstrw.32 q2, [r0]\n\t"
+      "add r8, r0, r6\n\t"
+      "vstrw.32 q2, [r8]\n\t"
+      "add r9, r0, r7\n\t"
+      "dlstp.32 lr, r3\n"
+      "2:\n\t"
+      "vadd.i32 q1, q1, q4\n\t"
+      "vldrw.u32 q3, [q1]\n\t"
+      "vstrw.32 q3, [r9], #16\n\t"
+      "letp lr, 2b\n\t"
+      "add r1, r1, r4\n\t"
+      "add r0, r0, r5\n\t"
+      "subs r2, r2, #1\n\t"
+      "bne 1b"
+      : "+r"(r0), "+r"(r1), "+r"(r2)
+      : [o] "r"(&o), [p] "r"(&pad), [st] "r"(step), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "r"(r7), "m"(o), "m"(pad)
+      : "r8", "r9", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "memory", "cc");
+#else
+  const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
+  const int32_t wp = pitch / 4;
+  for (; rows > 0; rows--, src += xsh, dst += pitch) {
+    vst1q_s8(dst, pad);
+    vst1q_s8(dst + 4 * (wp - 4), pad);
+    const int8_t *sp = src;
+    uint32_t *d = (uint32_t *)(void *)(dst + 4 * ja);
+    for (int32_t j = 0; j < cw; j += 4, sp += step, d += 4) {
+      const mve_pred16_t pt = vctp32q((uint32_t)(cw - j));
+      vstrwq_p_u32(d, vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)sp, offw, pt), pt);
+    }
+  }
+#endif
+}
 /* rows [ia, ib) of the 4 quads' planes (qstep bytes apart) as one run of n NHWC pixels scattered by rtab */
 __attribute__((noinline)) static void qdp_raster4(int8_t *dst, const int8_t *src, const uint32_t *rt, int32_t n,
                                                   ptrdiff_t qstep, uint32x4_t offw, int32_t step) {
@@ -173,7 +223,9 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads,
     }
   }
   if (ib <= ia) return;
-  if (q->pcols && (ja > 0 || jb < Wp)) {   /* an edge chunk: its padding columns */
+  /* whole rows by qdp_rowsp, the padding columns with them */
+  const bool rowsp = q->aligned && !(q->rtab && quads == 4 && q->live == 16) && ja <= 4 && Wp - jb <= 4 && Wp >= 4;
+  if (q->pcols && (ja > 0 || jb < Wp) && !rowsp) {   /* an edge chunk: its padding columns */
     const uint32x4_t vp = vreinterpretq_u32_s8(vpad);
     if (ja <= 4 && Wp - jb <= 4) {   /* the usual: a predicated store each side of a row */
       const mve_pred16_t pl = vctp32q((uint32_t)ja), pr = vctp32q((uint32_t)(Wp - jb));
@@ -216,6 +268,10 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads,
         vstrwq_scatter_offset_p_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
                                     vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)src, offw, p), p);
       }
+      continue;
+    }
+    if (rowsp) {
+      qdp_rowsp(dst - 4 * ja, src, ib - ia, cw, xsh, 4 * Wp, (int32_t)xsw, 4 * (int32_t)xsw, ja, vpad);
       continue;
     }
     if (q->aligned) {
