@@ -163,7 +163,9 @@ class M(nn.Module):
     # (column chunks, bands of rows, a channel group of 1) with relu6 (the clamp loops) and 5x5 stride 2 on it;
     # 13 channels (not a multiple of 4: the byte-gather planes) with stride 2 and no padding on odd sizes, 5x5
     # stride 1, padding 2 on a 3x3; 24 channels with 5x5 stride 2 padding 1 and 3x3 stride 2 on a 7x5 image;
-    # 2x2 and 3x3 outputs; a 90x6 image (one chunk of columns, two bands of rows)
+    # 2x2 and 3x3 outputs; a 90x6 image (one chunk of columns, two bands of rows); 3x3 outputs of 3x3 kernels (the
+    # tiny mode: patches covering them exactly, the ninth output requantised apart), strides 1 and 2, with and
+    # without padding and clamps, 24, 20 and 13 channels
     "cm_dw_patch": ("""
 class M(nn.Module):
     def __init__(self):
@@ -179,10 +181,16 @@ class M(nn.Module):
         self.i = nn.Conv2d(24, 24, 5, padding=2, groups=24)
         self.j = nn.Conv2d(8, 8, 3, padding=1, groups=8)
         self.k = nn.Conv2d(8, 8, 5, padding=2, groups=8)
-    def forward(self, x, y, z, w, v):
+        self.l = nn.Conv2d(24, 24, 3, padding=1, groups=24)
+        self.m = nn.Conv2d(20, 20, 3, stride=2, padding=1, groups=20)
+        self.n = nn.Conv2d(13, 13, 3, stride=2, groups=13)
+        self.o = nn.Conv2d(20, 20, 3, padding=1, groups=20)
+    def forward(self, x, y, z, w, v, u, t, r):
         return (F.hardtanh(self.a(x), 0.0, 6.0), self.b(x), self.c(y), F.relu(self.d(y)), self.e(y), self.f(z),
-                F.relu(self.g(z)), self.h(w), self.i(w), self.j(v), self.k(v))
-""", [(1, 17, 60, 40), (1, 13, 11, 9), (1, 24, 7, 5), (1, 24, 3, 3), (1, 8, 90, 6)]),
+                F.relu(self.g(z)), self.h(w), self.i(w), self.j(v), self.k(v), F.hardtanh(self.l(w), 0.0, 6.0),
+                self.m(u), F.relu(self.n(t)), self.o(r))
+""", [(1, 17, 60, 40), (1, 13, 11, 9), (1, 24, 7, 5), (1, 24, 3, 3), (1, 8, 90, 6), (1, 20, 6, 6), (1, 13, 7, 7),
+      (1, 20, 3, 3)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""

@@ -149,6 +149,29 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
           "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
           "cc");                                                                                        \
   }
+/* 3x3 outputs (tiny mode, one pass a channel; r4: the quad's table, its plane, then the 8 outputs' offsets): the
+ * patches that cover them exactly, 8 outputs into q6 q7, the ninth's sum stored by st9 (word 7 of the channel's
+ * record: requantised in C). Stride 1 (Wp 5): 4x4 patches at (0,0) (0,1) (1,0) (1,1); stride 2 (Wp 7): 3x5 patches
+ * at rows 0 2 4, columns 0 and 2 */
+#define QDP_M2(a, b, X, h, h2)                                                                          \
+  "vmladav.s8 r0, q5, " a "\n\t"                                                                        \
+  "vmladav.s8 r2, q5, " b "\n\t"                                                                        \
+  "vmov " X "[" h2 "], " X "[" h "], r0, r2\n\t"
+#define QDP_T31(st9)                                                                                    \
+  "ldr r1, [r4], #4\n\t" QDP_G("r1") QDP_M2("q0", "q1", "q6", "0", "2") QDP_M2("q2", "q3", "q6", "1", "3")     \
+  "adds r3, r1, #4\n\t" QDP_G("r3") QDP_M2("q1", "q3", "q7", "0", "2")                                    \
+  "adds r3, r1, #20\n\t" QDP_G("r3") QDP_M2("q2", "q3", "q7", "1", "3")                                   \
+  "adds r3, r1, #24\n\t" QDP_G("r3") "vmladav.s8 r0, q5, q3\n\t" st9
+#define QDP_T32(st9)                                                                                    \
+  "ldr r1, [r4], #4\n\t" QDP_G("r1") QDP_M2("q0", "q1", "q6", "0", "2")                                   \
+  "adds r3, r1, #56\n\t" QDP_G("r3") QDP_M2("q0", "q1", "q6", "1", "3")                                   \
+  "adds r3, r1, #112\n\t" QDP_G("r3") QDP_M2("q0", "q1", "q7", "0", "2")                                  \
+  "adds r3, r1, #8\n\t" QDP_G("r3") "vmladav.s8 r0, q5, q1\n\t"                                          \
+  "adds r3, r1, #64\n\t" QDP_G("r3") "vmladav.s8 r2, q5, q1\n\t"                                         \
+  "vmov q7[3], q7[1], r0, r2\n\t"                                                                       \
+  "adds r3, r1, #120\n\t" QDP_G("r3") "vmladav.s8 r0, q5, q1\n\t" st9
+#define QDP_ST9S "str r0, [r10, #-4]\n\t"
+#define QDP_ST9C "ldr r3, [sp]\n\tldr r3, [r3]\n\tstr r0, [r3, #-4]\n\t"
 #define QDP_W2(p) "vldrw.u32 q0, [" p "], #16\n\tvldrw.u32 q1, [" p "], #16\n\t"
 #define QDP_W4(p) QDP_W2(p) "vldrw.u32 q2, [" p "], #16\n\tvldrw.u32 q3, [" p "], #16\n\t"
 QDP_RUNS(qdp_33s, QDP_P33, QDP_W4("r10"), 1)
@@ -159,6 +182,15 @@ QDP_RUNS(qdp_51s, QDP_P51, QDP_W4("r10"), 0)
 QDP_RUNC(qdp_51c, QDP_P51, QDP_W4("r1"), 0)
 QDP_RUNS(qdp_52s, QDP_P52, QDP_W2("r10"), 0)
 QDP_RUNC(qdp_52c, QDP_P52, QDP_W2("r1"), 0)
+QDP_RUNS(qdp_t31s, QDP_T31(QDP_ST9S), QDP_W4("r10"), 0)
+QDP_RUNC(qdp_t31c, QDP_T31(QDP_ST9C), QDP_W4("r1"), 0)
+QDP_RUNS(qdp_t32s, QDP_T32(QDP_ST9S), QDP_W2("r10"), 0)
+QDP_RUNC(qdp_t32c, QDP_T32(QDP_ST9C), QDP_W2("r1"), 0)
+#undef QDP_T31
+#undef QDP_T32
+#undef QDP_M2
+#undef QDP_ST9S
+#undef QDP_ST9C
 #undef QDP_LOOP2
 #undef QDP_LOOP2_
 #undef QDP_IF_1
@@ -195,6 +227,10 @@ static void qdp_33s(qdp_blk *blk) { (void)blk; }
 #define qdp_51c qdp_33s
 #define qdp_52s qdp_33s
 #define qdp_52c qdp_33s
+#define qdp_t31s qdp_33s
+#define qdp_t31c qdp_33s
+#define qdp_t32s qdp_33s
+#define qdp_t32c qdp_33s
 #endif
 
 #endif

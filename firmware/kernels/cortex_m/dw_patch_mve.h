@@ -250,6 +250,24 @@ __attribute__((noinline)) static void qdp_consts(uint32_t *r, int32_t rsz, const
 #endif
 }
 
+/* tiny mode's ninth output of n channels: sums at w (records rsz bytes apart) + bias + in_off sum(w), requantised
+ * four channels at a time (the checked per-channel multipliers: cm_requant_v), offset, clamped, stored at y */
+__attribute__((noinline)) static void qdp_ninth(const int8_t *w, int32_t rsz, int32_t n, const int32_t *sums,
+                                                const int32_t *bia, const int32_t *mul, const int32_t *shf, const qconv *c,
+                                                int8_t *y) {
+  const uint32x4_t ro = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)rsz);
+  const int32_t io = c->in_off, oo = c->out_off, amin = c->amin, amax = c->amax;
+  for (int32_t k = 0; k < n; k += 4, w += 4 * rsz) {
+    const mve_pred16_t p = vctp32q((uint32_t)(n - k));
+    int32x4_t acc = vaddq_s32(vldrwq_gather_offset_z_s32((const int32_t *)(const void *)w, ro, p),
+                              vmulq_n_s32(vld1q_z_s32(sums + k, p), io));
+    if (bia) acc = vaddq_s32(acc, vld1q_z_s32(bia + k, p));
+    int32x4_t v = cm_requant_v(acc, vld1q_z_s32(mul + k, p), vld1q_z_s32(shf + k, p));
+    v = vminq_s32(vmaxq_s32(vqaddq_n_s32(v, oo), vdupq_n_s32(amin)), vdupq_n_s32(amax));
+    vstrbq_p_s32(y + k, v, p);
+  }
+}
+
 /* false: not this path (nothing written). checked: qdp_requant_ok(c) is known true. At O2 at most: GCC 12's
  * -O3 loop peeling meets an internal compiler error here (trunc_int_for_mode, fwprop1) */
 __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
@@ -261,8 +279,23 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
   uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
   int8_t *const tab0 = wpk + QDP_WPK + g.rtab, *const plane = tab0 + g.tab;   /* quad i's: + i qstep */
-  qdp_table(&g, c, plane, tab0);
-  for (int32_t i = 1; i < Q; i++) {   /* the other quads' tables: the same with their plane's pointers */
+  /* 3x3 outputs of a 3x3 kernel: the tiny mode (one pass a channel, patches covering the outputs exactly) */
+  const bool tiny = K == 3 && c->y.h == 3 && c->y.w == 3 && g.nbands == 1 && g.nchunks == 1 && g.Wp == (s == 1 ? 5 : 7);
+  if (tiny) {   /* a quad's table: its plane, then the 8 outputs' offsets in the lanes of the pass's store */
+    static const uint8_t at[2][8] = {{0, 2, 3, 6, 1, 5, 4, 7}, {0, 6, 3, 2, 1, 7, 4, 5}};   /* 3 i + j */
+    for (int32_t i = 0; i < Q; i++) {
+      uint32_t *t = (uint32_t *)(void *)(tab0 + i * qstep);
+      t[0] = (uint32_t)(uintptr_t)(plane + i * qstep);
+      uint16_t *o = (uint16_t *)(void *)(t + 1);
+      for (int32_t l = 0; l < 8; l++) {
+        const int32_t ij = at[s - 1][l];
+        o[l] = (uint16_t)((ij / 3) * c->y.sh + (ij % 3) * c->y.sw);
+      }
+    }
+  } else {
+    qdp_table(&g, c, plane, tab0);
+  }
+  for (int32_t i = 1; i < Q && !tiny; i++) {   /* the other quads' tables: the same with their plane's pointers */
     const uint32_t *t = (const uint32_t *)(const void *)tab0;
     uint32_t *u = (uint32_t *)(void *)(tab0 + i * qstep);
     for (int32_t p = 0; p < g.passes + g.passes2; p++) {
@@ -273,8 +306,8 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   }
   for (int32_t k = 0; k < 4 * Q; k++) {   /* the records' table, k and passes (their other words: per channel) */
     uint32_t *r = (uint32_t *)(void *)(recs + k * rsz + 16 * (nw + 1));
-    r[0] = (uint32_t)(uintptr_t)(tab0 + (k >> 2) * qstep); r[4] = (uint32_t)k; r[5] = (uint32_t)g.passes;
-    r[6] = (uint32_t)g.passes2;
+    r[0] = (uint32_t)(uintptr_t)(tab0 + (k >> 2) * qstep); r[4] = (uint32_t)k; r[5] = tiny ? 1u : (uint32_t)g.passes;
+    r[6] = tiny ? 0u : (uint32_t)g.passes2;
   }
   /* weight vector n's lanes: byte offsets of their taps in the packed taps (4 a tap), 4 T (the zero word after
    * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
@@ -291,7 +324,8 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   const uint32_t io = (uint32_t)c->in_off;
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const bool sat8 = c->amin == -128 && c->amax == 127;
-  void (*const run)(qdp_blk *) = g.mode == 0 ? (sat8 ? qdp_33s : qdp_33c) : g.mode == 1 ? (sat8 ? qdp_32s : qdp_32c)
+  void (*const run)(qdp_blk *) = tiny ? (s == 1 ? (sat8 ? qdp_t31s : qdp_t31c) : (sat8 ? qdp_t32s : qdp_t32c))
+                                 : g.mode == 0 ? (sat8 ? qdp_33s : qdp_33c) : g.mode == 1 ? (sat8 ? qdp_32s : qdp_32c)
                                  : g.mode == 2 ? (sat8 ? qdp_51s : qdp_51c) : (sat8 ? qdp_52s : qdp_52c);
   qdp_blk blk;
   blk.oo = c->out_off + (sat8 ? 0 : 128);
@@ -373,6 +407,9 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
           blk.rec = recs; blk.nch = live;
           blk.y = y + n * c->y.sn + (ptrdiff_t)oh0 * c->y.sh + (ptrdiff_t)ow0 * c->y.sw + c0;
           run(&blk);
+          if (tiny)   /* the ninth output, (2, 2): its sums in the records' word 7 */
+            qdp_ninth(recs + 16 * (nw + 1) + 28, rsz, live, sums, bia ? bia + c0 : NULL, mul + c0, shf + c0, c,
+                      blk.y + 2 * c->y.sh + 2 * c->y.sw);
         }
       }
     }
