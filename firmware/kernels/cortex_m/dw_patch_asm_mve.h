@@ -150,8 +150,8 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
           "cc");                                                                                        \
   }
 /* 3x3 outputs (tiny mode, one pass a channel; r4: the quad's table, its plane, then the 8 outputs' offsets): the
- * patches that cover them exactly, 8 outputs into q6 q7, the ninth's sum stored by st9 (word 7 of the channel's
- * record: requantised in C). Stride 1 (Wp 5): 4x4 patches at (0,0) (0,1) (1,0) (1,1); stride 2 (Wp 7): 3x5 patches
+ * patches that cover them exactly, 8 outputs into q6 q7, the ninth's sum and constant stored by st9 (word 7 of the
+ * channel's record: qdp_ninth requantises them). Stride 1 (Wp 5): 4x4 patches at (0,0) (0,1) (1,0) (1,1); stride 2 (Wp 7): 3x5 patches
  * at rows 0 2 4, columns 0 and 2 */
 #define QDP_M2(a, b, X, h, h2)                                                                          \
   "vmladav.s8 r0, q5, " a "\n\t"                                                                        \
@@ -170,8 +170,8 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "adds r3, r1, #64\n\t" QDP_G("r3") "vmladav.s8 r2, q5, q1\n\t"                                         \
   "vmov q7[3], q7[1], r0, r2\n\t"                                                                       \
   "adds r3, r1, #120\n\t" QDP_G("r3") "vmladav.s8 r0, q5, q1\n\t" st9
-#define QDP_ST9S "str r0, [r10, #-4]\n\t"
-#define QDP_ST9C "ldr r3, [sp]\n\tldr r3, [r3]\n\tstr r0, [r3, #-4]\n\t"
+#define QDP_ST9S "add r0, r0, r7\n\tstr r0, [r10, #-4]\n\t"
+#define QDP_ST9C "add r0, r0, r7\n\tldr r3, [sp]\n\tldr r3, [r3]\n\tstr r0, [r3, #-4]\n\t"
 #define QDP_W2(p) "vldrw.u32 q0, [" p "], #16\n\tvldrw.u32 q1, [" p "], #16\n\t"
 #define QDP_W4(p) QDP_W2(p) "vldrw.u32 q2, [" p "], #16\n\tvldrw.u32 q3, [" p "], #16\n\t"
 QDP_RUNS(qdp_33s, QDP_P33, QDP_W4("r10"), 1)
