@@ -23,7 +23,7 @@ CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_
 _BOUNDS = (
     "QC_COLS", "QC_CPIX", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K",                     # M55 GEMM
     "QDW_TW", "QDW_ASC", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",  # M55 depthwise
-    "QDP_SCRATCH", "QDP_QUADS", "QDP_WPK",
+    "QDP_SCRATCH", "QDP_QUADS", "QDP_WPK", "QDP_QMAX",
     "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_KCH",                              # DSP GEMM
     "CM_DSP_DWT", "CM_DSP_TAPS", "CM_DSP_DW_TAPS", "CM_DSP_DW_C",                         # DSP depthwise
     "CM_DSP_DW3_BUF", "CM_DSP_DW3_ACC", "CM_DSP_DWK_KMAX",
@@ -284,7 +284,7 @@ def qdw_patch(c: dict) -> int:
     nb = max((OH + nbands - 1) // nbands, bh)
     Hp = (nb - 1) * s + K
     tab, rt, plane = _a16(tbytes(nb)), _a16(rtab(Hp)), _a16(4 * Wp * (Hp + 1) + 16)
-    Q = 4   # quads a call: each its table and plane
+    Q = b["QDP_QMAX"]   # quads a call: each its table and plane
     while Q > 1 and (4 * (Q - 1) >= O or Q * (tab + plane) + rt > b["QDP_QUADS"]):
         Q >>= 1
     nw = 4 if s == 1 else 2

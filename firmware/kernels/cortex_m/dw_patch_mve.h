@@ -3,7 +3,7 @@
 #ifndef ET_CM_DW_PATCH_MVE_H
 #define ET_CM_DW_PATCH_MVE_H
 
-/* Per group of up to 4 quads (4 channels each: Q, while their tables and planes stay within QDP_QUADS), band of
+/* Per group of up to QDP_QMAX quads (4 channels each: Q, while their tables and planes stay within QDP_QUADS), band of
  * output rows and chunk of output columns, in the call's planned scratch:
  *  1. each quad's input rows, padded with -in_off (padded taps then add nothing: the input offset is folded into
  *     a per-channel constant bias + in_off sum(w)), as one "quad plane": pixel (r, j) of channel k at byte
@@ -29,6 +29,7 @@
 #define QDP_SCRATCH 6144   /* a band's quad plane and the pass table at most (planned scratch) */
 #define QDP_QUADS 4608     /* quads' tables and planes (with the raster table) within which up to 4 quads run a call */
 #define QDP_WPK 160        /* packed taps: 16 channels' 3x3 and a zero row, or a quad's 5x5 and a zero word */
+#define QDP_QMAX 8         /* quads a call at most (small planes: fewer calls' worth of per-group work) */
 
 /* per mode (3x3 s1, 3x3 s2, 5x5 s1, 5x5 s2): block rows, block columns, blocks a pass, pointers a block,
  * weight vectors, patch columns, patch rows */
@@ -100,7 +101,7 @@ static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
   g->passes2 = (int32_t)p2;
   g->rtab = g->nchunks == 1 ? (4 * (g->Hp < c->x.h ? g->Hp : c->x.h) * c->x.w + 16 + 15) & ~15 : 0;
   g->plane = (4 * g->Wp * (g->Hp + 1) + 16 + 15) & ~15;   /* a row of slack: 5x5 stride 2 reads one row past */
-  g->Q = 4;
+  g->Q = QDP_QMAX;
   while (g->Q > 1 && (4 * (g->Q - 1) >= O || g->Q * (g->tab + g->plane) + g->rtab > QDP_QUADS)) g->Q >>= 1;
   g->rsz = 16 * (g->nw + 3);
   return true;
@@ -209,10 +210,10 @@ __attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, con
 
 /* the records' mult, shift and constant bias + io sum(w) (words 1-3 from r), n channels (records rsz bytes apart,
  * four a scatter store; bia NULL: no bias). In asm a tail-predicated loop: 10 instructions per 4 channels */
-static const int32_t qdp_zero[16] __attribute__((aligned(16)));
+static const int32_t qdp_zero[4 * QDP_QMAX] __attribute__((aligned(16)));
 __attribute__((noinline)) static void qdp_consts(uint32_t *r, int32_t rsz, const int32_t *mul, const int32_t *shf,
                                                  const int32_t *bia, const int32_t *sums, uint32_t io, int32_t n) {
-  if (!bia) bia = qdp_zero;   /* n <= 16 */
+  if (!bia) bia = qdp_zero;   /* n <= 4 QDP_QMAX */
   const uint32x4_t ra = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)rsz), (uint32_t)(uintptr_t)r);
 #if QDP_ASM
   register const int32_t *r0 __asm__("r0") = sums;
@@ -379,17 +380,17 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   }
   for (int32_t c0 = 0; c0 < O; c0 += 4 * Q) {
     const int32_t live = O - c0 < 4 * Q ? O - c0 : 4 * Q, quads = (live + 3) / 4;
-    int32_t sums[16] __attribute__((aligned(16)));
-    if (K == 3) {   /* 16 channels' taps a vector: row t + 1 = tap t, row 0 = 0 */
+    int32_t sums[4 * QDP_QMAX] __attribute__((aligned(16)));
+    for (int32_t h = 0; K == 3 && h < live; h += 16) {   /* 16 channels' taps a vector: row t + 1 = tap t, row 0 = 0 */
       vst1q_s8(wpk, vdupq_n_s8(0));
-      const int8_t *w = wt + c0;
-      if (live == 16) {   /* whole: unpredicated loads */
+      const int8_t *w = wt + c0 + h;
+      if (live - h >= 16) {   /* whole: unpredicated loads */
         for (int32_t t = 0; t < 9; t++, w += O) vst1q_s8(wpk + 16 * (t + 1), vld1q_s8(w));
       } else {
-        const mve_pred16_t pl = vctp8q((uint32_t)live);
+        const mve_pred16_t pl = vctp8q((uint32_t)(live - h));
         for (int32_t t = 0; t < 9; t++, w += O) vst1q_s8(wpk + 16 * (t + 1), vld1q_z_s8(w, pl));
       }
-      qdp_recs3(recs, wpk, w16, sums, quads, rsz, nw);
+      qdp_recs3(recs + h * rsz, wpk, w16, sums + h, (live - h + 3) / 4 < 4 ? (live - h + 3) / 4 : 4, rsz, nw);
     }
     for (int32_t qd = 0; K == 5 && qd < quads; qd++) {
       const int32_t q0 = c0 + 4 * qd, ql = live - 4 * qd < 4 ? live - 4 * qd : 4;

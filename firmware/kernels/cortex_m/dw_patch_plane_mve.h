@@ -224,7 +224,8 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads,
   }
   if (ib <= ia) return;
   /* whole rows by qdp_rowsp, the padding columns with them */
-  const bool rowsp = q->aligned && !(q->rtab && quads == 4 && q->live == 16) && ja <= 4 && Wp - jb <= 4 && Wp >= 4;
+  const bool r4 = q->rtab && (quads & 3) == 0 && q->live == 4 * quads;   /* qdp_raster4 by 4 quads */
+  const bool rowsp = q->aligned && !r4 && ja <= 4 && Wp - jb <= 4 && Wp >= 4;
   if (q->pcols && (ja > 0 || jb < Wp) && !rowsp) {   /* an edge chunk: its padding columns */
     const uint32x4_t vp = vreinterpretq_u32_s8(vpad);
     if (ja <= 4 && Wp - jb <= 4) {   /* the usual: a predicated store each side of a row */
@@ -248,10 +249,9 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads,
   }
   const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
   const ptrdiff_t so = (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw, doff = 4 * ((ptrdiff_t)ia * Wp + ja);
-  if (q->rtab && quads == 4 && q->live == 16) {
-    qdp_raster4(q->plane + doff, q->xn + so, q->rtab, (ib - ia) * cw, qstep, offw, 4 * (int32_t)xsw);
-    return;
-  }
+  for (int32_t k = 0; r4 && k < quads; k += 4)
+    qdp_raster4(q->plane + k * qstep + doff, q->xn + 4 * k + so, q->rtab, (ib - ia) * cw, qstep, offw, 4 * (int32_t)xsw);
+  if (r4) return;
   for (int32_t k = 0; k < quads; k++) {
     const int32_t live = q->live - 4 * k < 4 ? q->live - 4 * k : 4;
     const int8_t *src = q->xn + 4 * k + so;
