@@ -307,6 +307,11 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
   uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
   int8_t *const tab0 = wpk + QDP_WPK + g.rtab, *const plane = tab0 + g.tab;   /* quad i's: + i qstep */
+  if (g.nchunks == 1) {   /* one chunk: the planes' padding once for the call, in one run over tables and planes
+                           * (the tables are built after) */
+    const int8x16_t vp = vdupq_n_s8((int8_t)-c->in_off);
+    for (int8_t *p = tab0, *const e = tab0 + Q * qstep; p < e; p += 16) vst1q_s8(p, vp);
+  }
   /* 3x3 outputs of a 3x3 kernel: the tiny mode (one pass a channel, patches covering the outputs exactly) */
   const bool tiny = K == 3 && c->y.h == 3 && c->y.w == 3 && g.nbands == 1 && g.nchunks == 1 && g.Wp == (s == 1 ? 5 : 7);
   if (tiny) {   /* a quad's table: its plane, then the 8 outputs' offsets in the lanes of the pass's store */
@@ -323,19 +328,38 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   } else {
     qdp_table(&g, c, plane, tab0);
   }
-  for (int32_t i = 1; i < Q && !tiny; i++) {   /* the other quads' tables: the same with their plane's pointers */
-    const uint32_t *t = (const uint32_t *)(const void *)tab0;
-    uint32_t *u = (uint32_t *)(void *)(tab0 + i * qstep);
-    for (int32_t p = 0; p < g.passes + g.passes2; p++) {
-      const int32_t np = p < g.passes ? g.pb * g.bpp : 4;
-      for (int32_t w = 0; w < np; w++) *u++ = *t++ + (uint32_t)(i * qstep);
-      for (int32_t w = 0; w < 4; w++) *u++ = *t++;
+  if (!tiny && Q > 1) {   /* the other quads' tables: the same with their plane's pointers (+ i qstep) */
+    const int32_t np = g.pb * g.bpp, rw = np + 4, P = rw == 6 ? 12 : rw;   /* P: words a period of the pattern */
+    const int32_t w1 = g.passes * rw, w2 = w1 + 8 * g.passes2;   /* then the second loop's records: 4 + 4 words */
+    const uint32x4_t lane = vidupq_n_u32(0, 1);
+    uint32x4_t m1[5], m2[2];   /* 1 in the pointer words of the pattern (rw: 6, 8, 12 or 20 words) */
+    for (int32_t j = 0; j < P / 4; j++) {
+      const uint32x4_t wi = vaddq_n_u32(lane, (uint32_t)(4 * j));
+      const uint32x4_t r = vpselq_u32(vsubq_n_u32(wi, (uint32_t)rw), wi, vcmpcsq_n_u32(wi, (uint32_t)rw));
+      m1[j] = vpselq_u32(vdupq_n_u32(1), vdupq_n_u32(0), vcmphiq_u32(vdupq_n_u32((uint32_t)np), r));
+    }
+    m2[0] = vdupq_n_u32(1); m2[1] = vdupq_n_u32(0);
+    for (int32_t i = 1; i < Q; i++) {
+      const uint32_t d = (uint32_t)(i * qstep);
+      const uint32_t *t = (const uint32_t *)(const void *)tab0;
+      uint32_t *u = (uint32_t *)(void *)(tab0 + i * qstep);
+      for (int32_t w = 0; w < w1;)
+        for (int32_t j = 0; j < P / 4 && w < w1; j++, w += 4) {
+          const mve_pred16_t pt = vctp32q((uint32_t)(w1 - w));
+          vstrwq_p_u32(u + w, vmlaq_n_u32(vld1q_z_u32(t + w, pt), m1[j], d), pt);
+        }
+      for (int32_t w = w1, j = 0; w < w2; w += 4, j ^= 1) vst1q_u32(u + w, vmlaq_n_u32(vld1q_u32(t + w), m2[j], d));
     }
   }
-  for (int32_t k = 0; k < 4 * Q; k++) {   /* the records' table, k and passes (their other words: per channel) */
-    uint32_t *r = (uint32_t *)(void *)(recs + k * rsz + 16 * (nw + 1));
-    r[0] = (uint32_t)(uintptr_t)(tab0 + (k >> 2) * qstep); r[4] = (uint32_t)k; r[5] = tiny ? 1u : (uint32_t)g.passes;
-    r[6] = tiny ? 0u : (uint32_t)g.passes2;
+  {   /* the records' table, k and passes (their other words: per channel) */
+    const uint32x4_t e0 = vsetq_lane_u32(1u, vdupq_n_u32(0), 0);
+    uint32x4_t kv = vsetq_lane_u32(tiny ? 1u : (uint32_t)g.passes, vsetq_lane_u32(tiny ? 0u : (uint32_t)g.passes2,
+                                   vdupq_n_u32(0), 2), 1);
+    for (int32_t k = 0; k < 4 * Q; k++, kv = vaddq_u32(kv, e0)) {
+      uint32_t *r = (uint32_t *)(void *)(recs + k * rsz + 16 * (nw + 1));
+      r[0] = (uint32_t)(uintptr_t)(tab0 + (k >> 2) * qstep);
+      vst1q_u32(r + 4, kv);
+    }
   }
   /* weight vector n's lanes: byte offsets of their taps in the packed taps (4 a tap), 4 T (the zero word after
    * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
@@ -367,9 +391,7 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   src.g = &g; src.plane = plane; src.qstep = qstep; src.H = c->x.h; src.W = W; src.xsh = c->x.sh; src.xsw = c->x.sw;
   src.aligned = aligned; src.pcols = g.nchunks > 1; src.prows = g.nbands > 1 || g.nchunks > 1; src.vpad = vpad;
   src.rtab = NULL;
-  if (!src.pcols) {   /* one chunk: the padding once for the call; whole rows of NHWC pixels are one run */
-    for (int8_t *d = plane, *const e = plane + Q * qstep; d < e; d += qstep)
-      for (int8_t *p = d, *const pe = d + g.plane; p < pe; p += 16) vst1q_s8(p, vpad);
+  if (!src.pcols) {   /* one chunk (padding filled above): whole rows of NHWC pixels are one run */
     const int32_t cw = W - (-c->pw) < g.Wp ? W + c->pw : g.Wp;
     if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
       uint32_t *rt = rtab, o = 0;
