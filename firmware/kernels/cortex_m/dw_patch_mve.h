@@ -395,8 +395,10 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
     const int32_t cw = W - (-c->pw) < g.Wp ? W + c->pw : g.Wp;
     if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
       uint32_t *rt = rtab, o = 0;
-      for (int32_t r = (g.rtab - 16) / (4 * W); r > 0; r--, o += 4u * (uint32_t)(g.Wp - W))   /* the rows it holds */
-        for (int32_t j = 0; j < W; j++, o += 4) *rt++ = o;
+      for (int32_t r = (g.rtab - 16) / (4 * W); r > 0; r--, rt += W, o += 4u * (uint32_t)g.Wp) {   /* its rows */
+        uint32x4_t v = vidupq_n_u32(o, 4);
+        for (int32_t j = 0; j < W; j += 4, v = vaddq_n_u32(v, 16)) vstrwq_p_u32(rt + j, v, vctp32q((uint32_t)(W - j)));
+      }
       src.rtab = rtab;
     }
   }

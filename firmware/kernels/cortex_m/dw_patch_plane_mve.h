@@ -206,6 +206,19 @@ __attribute__((noinline)) static void qdp_raster4(int8_t *dst, const int8_t *src
     vstrwq_scatter_offset_p_u32(d3, o, vldrwq_gather_offset_z_u32(s, o3, p), p);
   }
 }
+/* the same for 2 quads */
+__attribute__((noinline)) static void qdp_raster2(int8_t *dst, const int8_t *src, const uint32_t *rt, int32_t n,
+                                                  ptrdiff_t qstep, uint32x4_t offw, int32_t step) {
+  const uint32x4_t o1 = vaddq_n_u32(offw, 4);
+  uint32_t *const d0 = (uint32_t *)(void *)dst, *const d1 = (uint32_t *)(void *)(dst + qstep);
+  for (int32_t j = 0; j < n; j += 4, src += step, rt += 4) {
+    const mve_pred16_t p = vctp32q((uint32_t)(n - j));
+    const uint32x4_t o = vld1q_z_u32(rt, p);
+    const uint32_t *const s = (const uint32_t *)(const void *)src;
+    vstrwq_scatter_offset_p_u32(d0, o, vldrwq_gather_offset_z_u32(s, offw, p), p);
+    vstrwq_scatter_offset_p_u32(d1, o, vldrwq_gather_offset_z_u32(s, o1, p), p);
+  }
+}
 /* the call's quads: quad i = channels 4 i.. of xn into the i-th plane */
 __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads, int32_t ih0, int32_t iw0) {
   const int32_t Wp = q->g->Wp, Hp = q->g->Hp;
@@ -224,7 +237,7 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads,
   }
   if (ib <= ia) return;
   /* whole rows by qdp_rowsp, the padding columns with them */
-  const bool r4 = q->rtab && (quads & 3) == 0 && q->live == 4 * quads;   /* qdp_raster4 by 4 quads */
+  const bool r4 = q->rtab && quads >= 2 && q->live == 4 * quads;   /* by qdp_raster4 and qdp_raster2 (whole quads) */
   const bool rowsp = q->aligned && !r4 && ja <= 4 && Wp - jb <= 4 && Wp >= 4;
   if (q->pcols && (ja > 0 || jb < Wp) && !rowsp) {   /* an edge chunk: its padding columns */
     const uint32x4_t vp = vreinterpretq_u32_s8(vpad);
@@ -249,10 +262,12 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads,
   }
   const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
   const ptrdiff_t so = (ptrdiff_t)(ih0 + ia) * xsh + (ptrdiff_t)(iw0 + ja) * xsw, doff = 4 * ((ptrdiff_t)ia * Wp + ja);
-  for (int32_t k = 0; r4 && k < quads; k += 4)
-    qdp_raster4(q->plane + k * qstep + doff, q->xn + 4 * k + so, q->rtab, (ib - ia) * cw, qstep, offw, 4 * (int32_t)xsw);
-  if (r4) return;
-  for (int32_t k = 0; k < quads; k++) {
+  int32_t k0 = 0;
+  for (; r4 && k0 + 4 <= quads; k0 += 4)
+    qdp_raster4(q->plane + k0 * qstep + doff, q->xn + 4 * k0 + so, q->rtab, (ib - ia) * cw, qstep, offw, 4 * (int32_t)xsw);
+  for (; r4 && k0 + 2 <= quads; k0 += 2)
+    qdp_raster2(q->plane + k0 * qstep + doff, q->xn + 4 * k0 + so, q->rtab, (ib - ia) * cw, qstep, offw, 4 * (int32_t)xsw);
+  for (int32_t k = k0; k < quads; k++) {
     const int32_t live = q->live - 4 * k < 4 ? q->live - 4 * k : 4;
     const int8_t *src = q->xn + 4 * k + so;
     int8_t *dst = q->plane + k * qstep + doff;
