@@ -211,9 +211,16 @@ __attribute__((noinline)) static void qdp_raster2(int8_t *dst, const int8_t *src
                                                   ptrdiff_t qstep, uint32x4_t offw, int32_t step) {
   const uint32x4_t o1 = vaddq_n_u32(offw, 4);
   uint32_t *const d0 = (uint32_t *)(void *)dst, *const d1 = (uint32_t *)(void *)(dst + qstep);
-  for (int32_t j = 0; j < n; j += 4, src += step, rt += 4) {
+  int32_t j = 0;
+  for (; j + 4 <= n; j += 4, src += step, rt += 4) {
+    const uint32x4_t o = vld1q_u32(rt);
+    const uint32_t *const s = (const uint32_t *)(const void *)src;
+    vstrwq_scatter_offset_u32(d0, o, vldrwq_gather_offset_u32(s, offw));
+    vstrwq_scatter_offset_u32(d1, o, vldrwq_gather_offset_u32(s, o1));
+  }
+  if (j < n) {
     const mve_pred16_t p = vctp32q((uint32_t)(n - j));
-    const uint32x4_t o = vld1q_z_u32(rt, p);
+    const uint32x4_t o = vld1q_u32(rt);
     const uint32_t *const s = (const uint32_t *)(const void *)src;
     vstrwq_scatter_offset_p_u32(d0, o, vldrwq_gather_offset_z_u32(s, offw, p), p);
     vstrwq_scatter_offset_p_u32(d1, o, vldrwq_gather_offset_z_u32(s, o1, p), p);
