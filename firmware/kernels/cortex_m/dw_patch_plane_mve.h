@@ -133,39 +133,54 @@ __attribute__((noinline)) static void qdp_rows4(int8_t *dst, const int8_t *src, 
 }
 /* rows of cw pixels (4 channels a word, step = 4 xsw <= 508 bytes apart) into whole plane rows (wp >= 4 words,
  * pitch bytes apart; dst: a row's column 0, src: its pixel at column ja) with the padding of an edge chunk: the
- * pad word in columns 0-3 and wp-4 .. wp-1 first, the pixels over them (ja <= 4 and wp - jb <= 4). In asm: 3
- * instructions a 4 pixels (the gather's addresses as a vector, stepped), 10 a row with its padding */
+ * pad word in columns 0-3 and wp-4 .. wp-1 first, the pixels over them (ja <= 4 and wp - jb <= 4). In asm: two
+ * word gathers a 8 pixels (6 instructions), a tail-predicated loop for the last cw & 7, 12 more a row */
 __attribute__((noinline)) static void qdp_rowsp(int8_t *dst, const int8_t *src, int32_t rows, int32_t cw, ptrdiff_t xsh,
                                                 int32_t pitch, int32_t xsw, int32_t step, int32_t ja, int8x16_t pad) {   /* step: 4 xsw */
 #if QDP_ASM
-  const uint32x4_t o = vsubq_n_u32(vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw), (uint32_t)step);
+  uint32x4_t v[3];   /* the gathers' offsets of pixels 0-3 and 4-7, the pad word */
+  v[0] = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
+  v[1] = vaddq_n_u32(v[0], (uint32_t)step);
+  v[2] = vreinterpretq_u32_s8(pad);
+  register const uint32x4_t *r8 __asm__("r8") = v;
   register int8_t *r0 __asm__("r0") = dst;
   register const int8_t *r1 __asm__("r1") = src;
-  register int32_t r2 __asm__("r2") = rows, r3 __asm__("r3") = cw, r4 __asm__("r4") = (int32_t)xsh;
+  register int32_t r2 __asm__("r2") = rows, r3 __asm__("r3") = cw >> 3, r4 __asm__("r4") = (int32_t)xsh;
   register int32_t r5 __asm__("r5") = pitch, r6 __asm__("r6") = pitch - 16, r7 __asm__("r7") = 4 * ja;
+  register int32_t r10 __asm__("r10") = 2 * step, r11 __asm__("r11") = cw & 7, r12 __asm__("r12") = step;
   __asm__ volatile(
-      "vldrw.u32 q0, [%[o]]\n\t"
-      "vldrw.u32 q2, [%[p]]\n\t"
-      "vdup.32 q4, %[st]\n"
+      "vldrw.u32 q0, [r8]\n\t"
+      "vldrw.u32 q5, [r8, #16]\n\t"
+      "vldrw.u32 q2, [r8, #32]\n"
       "1:\n\t"
-      "vadd.i32 q1, q0, r1\n\t"
       "vstrw.32 q2, [r0]\n\t"
       "add r8, r0, r6\n\t"
       "vstrw.32 q2, [r8]\n\t"
       "add r9, r0, r7\n\t"
-      "dlstp.32 lr, r3\n"
-      "2:\n\t"
-      "vadd.i32 q1, q1, q4\n\t"
-      "vldrw.u32 q3, [q1]\n\t"
+      "mov r8, r1\n\t"
+      "wls lr, r3, 3f\n"
+      "2:\n\t"   /* 8 pixels */
+      "vldrw.u32 q3, [r8, q0]\n\t"
       "vstrw.32 q3, [r9], #16\n\t"
-      "letp lr, 2b\n\t"
+      "vldrw.u32 q3, [r8, q5]\n\t"
+      "vstrw.32 q3, [r9], #16\n\t"
+      "add r8, r8, r10\n\t"
+      "le lr, 2b\n"
+      "3:\n\t"   /* the last cw & 7 */
+      "wlstp.32 lr, r11, 5f\n"
+      "4:\n\t"
+      "vldrw.u32 q3, [r8, q0]\n\t"
+      "vstrw.32 q3, [r9], #16\n\t"
+      "add r8, r8, r12\n\t"
+      "letp lr, 4b\n"
+      "5:\n\t"
       "add r1, r1, r4\n\t"
       "add r0, r0, r5\n\t"
       "subs r2, r2, #1\n\t"
       "bne 1b"
-      : "+r"(r0), "+r"(r1), "+r"(r2)
-      : [o] "r"(&o), [p] "r"(&pad), [st] "r"(step), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "r"(r7), "m"(o), "m"(pad)
-      : "r8", "r9", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "memory", "cc");
+      : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r8)
+      : "r"(r3), "r"(r4), "r"(r5), "r"(r6), "r"(r7), "r"(r10), "r"(r11), "r"(r12), "m"(v)
+      : "r9", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d10", "d11", "memory", "cc");
 #else
   const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
   const int32_t wp = pitch / 4;
