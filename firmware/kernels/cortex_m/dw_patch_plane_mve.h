@@ -28,14 +28,17 @@ __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g
   int32_t b = 0;
   const int8_t *a = plane;
   int32_t o = 0;
+  /* an odd last row or column of blocks: moved back (overlap); the blocks of a row by steps of bw columns */
+  const int32_t lastj = cow - bw, stepo = (int32_t)(bw * ysw);
+  const ptrdiff_t stepa = bw * pcol;
   for (int32_t r = 0; r < nbr; r++) {
-    const int32_t ii = r * bh + bh > nb ? nb - bh : r * bh;   /* an odd last row or column: moved back (overlap) */
-    const int8_t *const ra = plane + ii * prow;
-    const int32_t ro = (int32_t)(ii * ysh);
-    for (int32_t cb = 0; cb < nbc; cb++) {
-      const int32_t jj = cb * bw + bw > cow ? cow - bw : cb * bw;
-      a = ra + jj * pcol;
-      o = ro + (int32_t)(jj * ysw);
+    const int32_t ii = r * bh + bh > nb ? nb - bh : r * bh;
+    const int8_t *ca = plane + ii * prow;
+    int32_t co = (int32_t)(ii * ysh);
+    for (int32_t jj = 0, cb = 0; cb < nbc; cb++, jj += bw, ca += stepa, co += stepo) {
+      if (jj > lastj) { ca -= (jj - lastj) * pcol; co -= (int32_t)((jj - lastj) * ysw); jj = lastj; }
+      a = ca;
+      o = co;
       t[b * pb] = (uint32_t)(uintptr_t)a;
       if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
       ob[b] = (uint16_t)o;
