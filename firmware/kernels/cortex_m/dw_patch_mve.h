@@ -307,10 +307,10 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
   uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
   int8_t *const tab0 = wpk + QDP_WPK + g.rtab, *const plane = tab0 + g.tab;   /* quad i's: + i qstep */
-  if (g.nchunks == 1) {   /* one chunk: the planes' padding once for the call, in one run over tables and planes
-                           * (the tables are built after) */
+  if (g.nchunks == 1) {   /* one chunk: the planes' padding once for the call */
     const int8x16_t vp = vdupq_n_s8((int8_t)-c->in_off);
-    for (int8_t *p = tab0, *const e = tab0 + Q * qstep; p < e; p += 16) vst1q_s8(p, vp);
+    for (int8_t *p = plane, *const e = plane + Q * qstep; p < e; p += qstep)
+      for (int8_t *d = p, *const de = p + g.plane; d < de; d += 16) vst1q_s8(d, vp);
   }
   /* 3x3 outputs of a 3x3 kernel: the tiny mode (one pass a channel, patches covering the outputs exactly) */
   const bool tiny = K == 3 && c->y.h == 3 && c->y.w == 3 && g.nbands == 1 && g.nchunks == 1 && g.Wp == (s == 1 ? 5 : 7);
@@ -408,7 +408,7 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
     for (int32_t h = 0; K == 3 && h < live; h += 16) {   /* 16 channels' taps a vector: row t + 1 = tap t, row 0 = 0 */
       vst1q_s8(wpk, vdupq_n_s8(0));
       const int8_t *w = wt + c0 + h;
-      if (live - h >= 16) {   /* whole: unpredicated loads */
+      if (c0 + h + 16 <= O) {   /* 16 channels within the weights: unpredicated loads (lanes past live unused) */
         for (int32_t t = 0; t < 9; t++, w += O) vst1q_s8(wpk + 16 * (t + 1), vld1q_s8(w));
       } else {
         const mve_pred16_t pl = vctp8q((uint32_t)(live - h));
