@@ -165,7 +165,8 @@ class M(nn.Module):
     # stride 1, padding 2 on a 3x3; 24 channels with 5x5 stride 2 padding 1 and 3x3 stride 2 on a 7x5 image;
     # 2x2 and 3x3 outputs; a 90x6 image (one chunk of columns, two bands of rows); 3x3 outputs of 3x3 kernels (the
     # tiny mode: patches covering them exactly, the ninth output requantised apart), strides 1 and 2, with and
-    # without padding and clamps, 24, 20 and 13 channels; 40 channels on 6x6 and 3x3 images (8 quads a call: 32 + 8)
+    # without padding and clamps, 24, 20 and 13 channels; 40 channels on 6x6 and 3x3 images (8 quads a call: 32 + 8);
+    # 11x7 and 9x7 images (odd widths: 2x1 blocks down the last column, then a half pass of 2 and of 1 block)
     "cm_dw_patch": ("""
 class M(nn.Module):
     def __init__(self):
@@ -188,12 +189,14 @@ class M(nn.Module):
         self.p = nn.Conv2d(40, 40, 3, padding=1, groups=40)
         self.q = nn.Conv2d(40, 40, 3, stride=2, padding=1, groups=40)
         self.s = nn.Conv2d(40, 40, 3, padding=1, groups=40)
-    def forward(self, x, y, z, w, v, u, t, r, q):
+        self.t = nn.Conv2d(24, 24, 3, padding=1, groups=24)
+    def forward(self, x, y, z, w, v, u, t, r, q, o, n):
         return (F.hardtanh(self.a(x), 0.0, 6.0), self.b(x), self.c(y), F.relu(self.d(y)), self.e(y), self.f(z),
                 F.relu(self.g(z)), self.h(w), self.i(w), self.j(v), self.k(v), F.hardtanh(self.l(w), 0.0, 6.0),
-                self.m(u), F.relu(self.n(t)), self.o(r), F.relu(self.p(q)), self.s(F.relu(self.q(q))))
+                self.m(u), F.relu(self.n(t)), self.o(r), F.relu(self.p(q)), self.s(F.relu(self.q(q))),
+                F.hardtanh(self.t(o), 0.0, 6.0), self.t(n))
 """, [(1, 17, 60, 40), (1, 13, 11, 9), (1, 24, 7, 5), (1, 24, 3, 3), (1, 8, 90, 6), (1, 20, 6, 6), (1, 13, 7, 7),
-      (1, 20, 3, 3), (1, 40, 6, 6)]),
+      (1, 20, 3, 3), (1, 40, 6, 6), (1, 24, 11, 7), (1, 24, 9, 7)]),
     # pools and elementwise ops on many channels: average and max pools (stride 1 and 2, padding),
     # quantized add (and with relu, a residual) and mul
     "cm_pool_ew": ("""

@@ -90,12 +90,30 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "vldrw.u32 q4, [" p "], #16\n\t"                                                                      \
   "ldm " p "!, {r4, r5, r6, r7, r9, lr}\n\t"                                                            \
   "add " p ", " p ", #8\n\t"
-/* the second loop (record word 6 passes) where a mode has one */
-#define QDP_LOOP2(count, pass2, fin) QDP_LOOP2_(count, pass2, fin)
-#define QDP_LOOP2_(count, pass2, fin) QDP_IF_##pass2(count "wls lr, lr, 5f\n4:\n\t" QDP_P33C QDP_REQ fin QDP_STORE \
-                                                   "le lr, 4b\n5:\n\t")
-#define QDP_IF_1(x) x
-#define QDP_IF_0(x)
+/* a channel's end: the count (dec: flags set, Z at the last channel), and where a mode has a second loop (record word
+ * 6 = 2 passes + half, ld6: that word into r0), that loop out of line: its passes, then its half pass (two blocks
+ * into q6, its requantised lanes narrowed twice: 16-bit lanes 2m and 2m + 1 hold lane m) */
+#define QDP_REQH                                                                                        \
+  "vadd.i32 q6, q6, r7\n\t"                                                                             \
+  "vshr.s32 q5, q6, #31\n\t"                                                                            \
+  "vqrdmlah.s32 q5, q6, r5\n\t"                                                                         \
+  "vrshl.s32 q5, r6\n\t"                                                                                \
+  "vqmovnb.s32 q7, q5\n\t"                                                                              \
+  "vqmovnt.s32 q7, q5\n\t"
+#define QDP_TAIL(dec, ld6, pass2, fin) QDP_TAIL_##pass2(dec, ld6, fin)
+#define QDP_TAIL_0(dec, ld6, fin) dec "bne 1b\n\t"
+#define QDP_TAIL_1(dec, ld6, fin)                                                                       \
+  ld6 "cbnz r0, 8f\n"                                                                                   \
+  "9:\n\t" dec "bne 1b\n\t"                                                                            \
+  "b 10f\n"                                                                                             \
+  "8:\n\t"                                                                                              \
+  "lsrs lr, r0, #1\n\t"                                                                                 \
+  "wls lr, lr, 5f\n"                                                                                    \
+  "4:\n\t" QDP_P33C QDP_REQ fin QDP_STORE "le lr, 4b\n"                                                 \
+  "5:\n\t" ld6 "lsls r0, r0, #31\n\t"                                                                   \
+  "beq 9b\n\t" QDP_PTRS QDP_B2("q2", "r1", "q6", "0", "2") QDP_B2("q2", "r3", "q6", "1", "3") QDP_REQH fin  \
+  QDP_STORE "b 9b\n"                                                                                    \
+  "10:\n\t"
 #define QDP_RUNS(name, pass, loadw, pass2)                                                              \
   __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
     register qdp_blk *b __asm__("r0") = blk;                                                            \
@@ -109,9 +127,7 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
         "wls lr, lr, 3f\n"                                                                               \
         "2:\n\t" pass QDP_REQ QDP_SAT QDP_STORE "le lr, 2b\n"                                            \
         "3:\n\t"                                                                                        \
-        QDP_LOOP2("ldr lr, [r10, #-8]\n\t", pass2, QDP_SAT)                                              \
-        "subs r11, r11, #1\n\t"                                                                         \
-        "bne 1b"                                                                                        \
+        QDP_TAIL("subs r11, r11, #1\n\t", "ldr r0, [r10, #-8]\n\t", pass2, QDP_SAT)                     \
         : [b] "+r"(b)                                                                                   \
         :                                                                                               \
         : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", \
@@ -136,12 +152,8 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
         "wls lr, lr, 3f\n"                                                                               \
         "2:\n\t" pass QDP_REQ QDP_CLAMP QDP_STORE "le lr, 2b\n"                                          \
         "3:\n\t"                                                                                        \
-        QDP_LOOP2("ldr r1, [sp]\n\tldr r1, [r1]\n\tldr lr, [r1, #-8]\n\t", pass2, QDP_CLAMP)            \
-        "ldr r1, [sp]\n\t"                                                                              \
-        "ldr r0, [r1, #12]\n\t"                                                                         \
-        "subs r0, r0, #1\n\t"                                                                           \
-        "str r0, [r1, #12]\n\t"                                                                         \
-        "bne 1b\n\t"                                                                                    \
+        QDP_TAIL("ldr r1, [sp]\n\tldr r0, [r1, #12]\n\tsubs r0, r0, #1\n\tstr r0, [r1, #12]\n\t",            \
+                 "ldr r1, [sp]\n\tldr r1, [r1]\n\tldr r0, [r1, #-8]\n\t", pass2, QDP_CLAMP)                 \
         "pop {%[b]}"                                                                                    \
         : [b] "+r"(b)                                                                                   \
         :                                                                                               \
@@ -191,10 +203,10 @@ QDP_RUNC(qdp_t32c, QDP_T32(QDP_ST9C), QDP_W2("r1"), 0)
 #undef QDP_M2
 #undef QDP_ST9S
 #undef QDP_ST9C
-#undef QDP_LOOP2
-#undef QDP_LOOP2_
-#undef QDP_IF_1
-#undef QDP_IF_0
+#undef QDP_TAIL
+#undef QDP_TAIL_0
+#undef QDP_TAIL_1
+#undef QDP_REQH
 #undef QDP_P33C
 #undef QDP_P2
 #undef QDP_B2

@@ -60,12 +60,12 @@ __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g
 }
 __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c, const int8_t *plane, int8_t *tab) {
   switch (g->mode) {
-    case 0: qdp_table_run(g, c, plane, tab, 2, 2, 2, 1, g->passes2 ? g->cow - 1 : g->cow); break;
+    case 0: qdp_table_run(g, c, plane, tab, 2, 2, 2, 1, g->passes2 || g->half ? g->cow - 1 : g->cow); break;
     case 1: qdp_table_run(g, c, plane, tab, 1, 2, 4, 1, g->cow); break;
     case 2: qdp_table_run(g, c, plane, tab, 2, 1, 4, 2, g->cow); break;
     default: qdp_table_run(g, c, plane, tab, 1, 1, 8, 2, g->cow); break;
   }
-  if (!g->passes2) return;
+  if (!g->passes2 && !g->half) return;
   /* the last column's 2x1 blocks, four a pass (lanes as in the 1x2 / 2x1 modes), after the first loop's passes */
   static const uint8_t ln[8] = {0, 4, 2, 6, 1, 5, 3, 7};
   const int32_t nb = g->nb, j = g->cow - 1;
@@ -73,8 +73,9 @@ __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c
   uint32_t *t = (uint32_t *)(void *)(tab + g->passes * g->rec);
   const int8_t *a = plane;
   int32_t o = 0, b = 0;
-  for (int32_t i = 0; i < nb || (b > 0 && b < 4); i += 2) {   /* past the last block: the last again */
-    if (i < nb) {
+  const int32_t nbr = (nb + 1) / 2, nfull = g->half ? 4 * g->passes2 : nbr;   /* blocks of the 4-block passes */
+  for (int32_t i = 0; i < 2 * nfull || (b > 0 && b < 4); i += 2) {   /* past the last block: the last again */
+    if (i < 2 * nfull) {
       const int32_t ii = i + 2 > nb ? nb - 2 : i;
       a = plane + ii * prow + 4 * j;
       o = (int32_t)(ii * ysh + j * c->y.sw);
@@ -84,6 +85,17 @@ __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c
     off[ln[2 * b]] = (uint16_t)o;
     off[ln[2 * b + 1]] = (uint16_t)(o + ysh);
     if (++b == 4) { b = 0; t += 8; }
+  }
+  if (g->half) {   /* the last 1 or 2 blocks (the last again): 2 pointers, then 16-bit lanes 2m and 2m + 1 hold the
+                    * half pass's lane m (m = block, block + 2: its top, bottom) */
+    uint16_t *const off = (uint16_t *)(t + 2);
+    for (int32_t k = 0, n = nfull; k < 2; k++, n = n + 1 < nbr ? n + 1 : n) {
+      const int32_t ii = 2 * n + 2 > nb ? nb - 2 : 2 * n;
+      t[k] = (uint32_t)(uintptr_t)(plane + ii * prow + 4 * j);
+      o = (int32_t)(ii * ysh + j * c->y.sw);
+      off[2 * k] = off[2 * k + 1] = (uint16_t)o;
+      off[2 * k + 4] = off[2 * k + 5] = (uint16_t)(o + ysh);
+    }
   }
 }
 
