@@ -291,7 +291,8 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   if (tks && O >= 4) qt_consts_groups(c, 0, O >> 2, K, ks);
   if (tks && (O & 3)) qt_consts4(c, O & ~3, O & 3, K, ks + (O & ~3));
   for (int32_t o = 0; asm_path && !tile && o < O; o++)
-    ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));
+    ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) +
+                      (c->in_off ? (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K) : 0u));
   for (int32_t n = 0; n < c->y.n; n++) {
     const int8_t *xn = x + n * c->x.sn;
     int8_t *yn = y + n * c->y.sn;

@@ -244,13 +244,13 @@ static void qt_consts4(const qconv *c, int32_t oc, int32_t live, int32_t K, int3
   const int8_t *r0 = c->w + (ptrdiff_t)oc * K, *r1 = live > 1 ? r0 + K : r0, *r2 = live > 2 ? r1 + K : r1,
                *r3 = live > 3 ? r2 + K : r2;
   int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  for (int32_t n = K >> 4; n > 0; n--, r0 += 16, r1 += 16, r2 += 16, r3 += 16) {
+  for (int32_t n = c->in_off ? K >> 4 : 0; n > 0; n--, r0 += 16, r1 += 16, r2 += 16, r3 += 16) {
     a0 = vaddvaq_s8(a0, vld1q_s8(r0));
     a1 = vaddvaq_s8(a1, vld1q_s8(r1));
     a2 = vaddvaq_s8(a2, vld1q_s8(r2));
     a3 = vaddvaq_s8(a3, vld1q_s8(r3));
   }
-  if (K & 15) {
+  if ((K & 15) && c->in_off) {
     const mve_pred16_t p = vctp8q((uint32_t)(K & 15));
     a0 = vaddvaq_s8(a0, vld1q_z_s8(r0, p));
     a1 = vaddvaq_s8(a1, vld1q_z_s8(r1, p));
@@ -285,6 +285,10 @@ static inline bool qt_ok(const qconv *c, int32_t K) { return QT_ASM && qt_range_
  * for whole groups of four: the weight sums in asm (four rows at a time, 9 instructions per 64 bytes, the
  * K & 15 tail predicated), then bias and offset folded on the lanes; ~60% of qt_consts4's instructions */
 static void qt_consts_groups(const qconv *c, int32_t oc, int32_t groups, int32_t K, int32_t *k) {
+  if (c->in_off == 0) {   /* the offset folded into the bias at export (conv_offset_fold.py): no weight sums */
+    for (int32_t i = 0; i < 4 * groups; i += 4) vst1q_s32(k + i, c->bias ? vld1q_s32(c->bias + oc + i) : vdupq_n_s32(0));
+    return;
+  }
 #if QT_ASM
   qt_ksums(c->w + (ptrdiff_t)oc * K, K, groups, k);
   const int32_t io = c->in_off;
