@@ -331,7 +331,12 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
     const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys);
     for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
       const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
-      int32_t G = cap / n;
+      /* rows over 32 bytes on too few pixels to pack them: pixel triples (qt_sums3x2g), each group's sums
+       * padded to a whole triple (n3 pixels) */
+      const int32_t n3 = (n + 2) / 3 * 3;
+      const bool t3 = K > 32 && !(wpk && n >= QT_WPK_MIN) && (n == 3 || n >= 5) && n3 <= cap;
+      const int32_t ng = t3 ? n3 : n;
+      int32_t G = cap / ng;
       if (!ks && G > QT_KC / 4) G = QT_KC / 4;
       const int8_t *xp = x + (ptrdiff_t)p0 * xs;
       int8_t *yp = y + (ptrdiff_t)p0 * ys;
@@ -368,6 +373,18 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
               qt_sums2x4w(xl, xl, &b, Sg + 4 * (n - 1));
             }
           }
+        } else if (t3) {
+          qt_f32 f;
+          f.trips = K >> 4; f.wadj = 2 * K - 16 * (K >> 4); f.sstep = 16 * n3; f.tail = K & 15;
+          for (int32_t p = 0; p < n; p += 3) {
+            const int8_t *xa = xp + (ptrdiff_t)p * xs;
+            f.x[0] = xa;
+            f.x[1] = p + 1 < n ? xa + xs : xa;
+            f.x[2] = p + 2 < n ? xa + 2 * xs : f.x[1];
+            f.S = S + 4 * p;
+            f.gleft = g;
+            qt_sums3x2g(&f, w, K, kk);
+          }
         } else {
           qt_blkg b;
           vst1q_s32(b.b.c, vld1q_s32(kk));
@@ -376,7 +393,7 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
           qt_sums1x4g(xp, xs, n, K, &b, S);
         }
         o.n4 = n >> 2; o.rem = n & 3; o.mp = c->mult + oc; o.sp = c->shift + oc; o.gleft = g; o.sg = S;
-        o.sstep = 16 * n;
+        o.sstep = 16 * ng;
         vst1q_u32(o.yq, vaddq_n_u32(off, (uint32_t)(uintptr_t)(yp + oc)));
         qt_requant4g(&o, (int32_t)ys);
       }
