@@ -310,6 +310,36 @@ static inline int32_t qt_cap(int32_t P) { return P < QT_GPIX ? QT_GPIX : P < QT_
 static inline int32_t qt_cap_cols(int32_t n) { return n < QT_GPIX / 2 ? QT_GPIX / 2 : n; }
 
 
+/* One pixel (a squeeze-excitation's pointwise on a 1x1 map): the O >= 6 dot products six weight rows a
+ * pass (qlin_dot6, the linear's: one input load feeds six vmladava) into d, a block of up to 4 * cap
+ * channels at a time (a last short block recomputes rows of the one before to make six), then
+ * requantised with the channels on the lanes (their multipliers and shifts as vectors); the four-channel
+ * groups' pixels-on-lanes passes cost ~100 instructions a group on one pixel. k: the channels'
+ * constants, or NULL (zero). */
+static void qt_gemv(const qconv *c, int32_t K, const int8_t *x, int8_t *y, const int32_t *k, int32_t *d,
+                    int32_t cap) {
+  const int32_t O = c->y.c, B = 4 * cap, oo = c->out_off;
+  const int32x4_t lo = vdupq_n_s32(c->amin), hi = vdupq_n_s32(c->amax);
+  for (int32_t o0 = 0; o0 < O; o0 += B) {
+    int32_t s0 = o0, n = O - o0 < B ? O - o0 : B;
+    if (n < 6) { s0 = O - 6; n = 6; }
+    const int8_t *w = c->w + (ptrdiff_t)s0 * K;
+    qlin_dot6(x, w, K, n / 6, d);
+    if (n % 6) qlin_dot6(x, w + (ptrdiff_t)(n - 6) * K, K, 1, d + n - 6);
+    /* whole vectors, then a last one overlapping them (n >= 6) */
+    const int32_t *kp = k ? k + s0 : NULL, *mp = c->mult + s0, *sp = c->shift + s0;
+    int8_t *yp = y + s0;
+    for (int32_t i = 0;; i += 4) {
+      if (i + 4 > n) i = n - 4;
+      int32x4_t v = vld1q_s32(d + i);
+      if (kp) v = vaddq_s32(v, vld1q_s32(kp + i));   /* wrapping, as the accumulator */
+      const int32x4_t r = cm_requant_v(v, vld1q_s32(mp + i), vld1q_s32(sp + i));
+      vstrbq_s32(yp + i, vminq_s32(vmaxq_s32(vqaddq_n_s32(r, oo), lo), hi));
+      if (i + 4 >= n) break;
+    }
+  }
+}
+
 /* channels from oc0 on, one group of four at a time */
 static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys,
                          int32_t np, const int32_t *ks, int32_t *S, int8_t *wpad, int32_t oc0);
@@ -320,6 +350,10 @@ static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t x
 static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np,
                     const int32_t *ks, int32_t *S, int8_t *wpad, int32_t cap, int8_t *wpk) {
   const int32_t O = c->y.c;
+  if (QT_ASM && QL_ASM && np == 1 && O >= 6 && (ks || c->in_off == 0)) {
+    qt_gemv(c, K, x, y, ks ? ks : c->bias, S, cap);
+    return;
+  }
   const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
   const int32_t O4 = QT_ASM && packed ? O & ~3 : 0;
   if (O4 > 0) {
