@@ -31,6 +31,19 @@ typedef struct {
 } qt_g4;
 _Static_assert(offsetof(qt_g4, x0) == 32 && offsetof(qt_g4, K) == 60 && offsetof(qt_g4, Kl) == 64,
                "qt_sums4g offsets");
+/* one pass: two pixels x four channels (no flags set: the pair count's shift keeps its Z for the loop) */
+#define QT_PAIR(LOADS, SRC) \
+      "ldm " SRC ", {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      LOADS \
+      "vmladava.s8 r0, q0, q4\n\t" \
+      "vmladava.s8 r2, q0, q5\n\t" \
+      "vmladava.s8 r4, q0, q6\n\t" \
+      "vmladava.s8 r6, q0, q7\n\t" \
+      "vmladava.s8 r8, q1, q4\n\t" \
+      "vmladava.s8 r10, q1, q5\n\t" \
+      "vmladava.s8 r12, q1, q6\n\t" \
+      "vmladava.s8 lr, q1, q7\n\t" \
+      "stm r5!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
 /* SRC: r9 starts each pass's sums at the constants, r5 at the sums already in S (a second part of rows
  * of 17..32 bytes: 16 and K - 16 bytes, each the K <= 16 loop, ~20% fewer than qt_sums4x2) */
 #define QT_SUMS4G_ASM(LOADS, LOAD1, SRC) \
@@ -52,20 +65,14 @@ _Static_assert(offsetof(qt_g4, x0) == 32 && offsetof(qt_g4, K) == 60 && offsetof
       "vldrbt.u8 q7, [r8]\n\t" \
       "ldrd r1, r3, [r9, #32]\n\t" \
       "ldr r11, [r9, #40]\n\t" \
-      "cmp r11, #0\n\t" \
+      "lsrs r11, r11, #1\n\t" \
+      "bcc 2f\n\t" \
+      QT_PAIR(LOADS, SRC) \
+      "2:\n\t" \
       "beq 5f\n" \
       "1:\n\t" \
-      "ldm " SRC ", {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
-      LOADS \
-      "vmladava.s8 r0, q0, q4\n\t" \
-      "vmladava.s8 r2, q0, q5\n\t" \
-      "vmladava.s8 r4, q0, q6\n\t" \
-      "vmladava.s8 r6, q0, q7\n\t" \
-      "vmladava.s8 r8, q1, q4\n\t" \
-      "vmladava.s8 r10, q1, q5\n\t" \
-      "vmladava.s8 r12, q1, q6\n\t" \
-      "vmladava.s8 lr, q1, q7\n\t" \
-      "stm r5!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      QT_PAIR(LOADS, SRC) \
+      QT_PAIR(LOADS, SRC) \
       "subs r11, r11, #1\n\t" \
       "bne 1b\n" \
       "5:\n\t" \
@@ -141,6 +148,7 @@ __attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t
   }
 }
 #undef QT_SUMS4G_ASM
+#undef QT_PAIR
 #undef QT_L_GEN
 #undef QT_L1_PRED
 #undef QT_L_16X64
