@@ -365,10 +365,11 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
     const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys);
     for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
       const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
-      /* rows over 32 bytes on too few pixels to pack them: pixel triples (qt_sums3x2g), each group's sums
-       * padded to a whole triple (n3 pixels) */
+      /* rows over 32 bytes on too few pixels to pack them: pixel triples (qt_sums3x2g, ~15% fewer
+       * instructions an output than qt_sums1x4g), each group's sums padded to a whole triple (n3 pixels);
+       * where a last partial triple would waste more than that, pixel by pixel */
       const int32_t n3 = (n + 2) / 3 * 3;
-      const bool t3 = K > 32 && !(wpk && n >= QT_WPK_MIN) && (n == 3 || n >= 5) && n3 <= cap;
+      const bool t3 = K > 32 && !(wpk && n >= QT_WPK_MIN) && (n3 == n || (n3 - n == 1 && n >= 8)) && n3 <= cap;
       const int32_t ng = t3 ? n3 : n;
       int32_t G = cap / ng;
       if (!ks && G > QT_KC / 4) G = QT_KC / 4;
