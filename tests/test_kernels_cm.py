@@ -102,10 +102,11 @@ class M(nn.Module):
     # and K = 8 flat (the post-increment loads) on odd pixel counts, 516 channels (over QC_MAXO: constants a
     # pass at a time) with a partial group, strided 1x1 with K = 16 on odd output rows and K = 32 (im2col of
     # whole pixels, relu); K = 40 (a tail) on 25 pixels and K = 64 on 16: the packed weight rows, two pixels a
-    # pass (qt_sums2x4w), a last odd pixel; K = 48 on 10 pixels and K = 72 (a tail) on 8: pixel triples
-    # (qt_sums3x2g), a last partial triple of one and of two pixels; K = 20 on 15 pixels (rows of 17..32 bytes
-    # not 24 or 32: the whole first 16 bytes unpredicated, then the rest); one pixel (qt_gemv, six rows a
-    # pass): 40 -> 30, and 16 -> 515 (blocks of 512 channels, a last one of three recomputing rows before it)
+    # pass (qt_sums2x4w), a last odd pixel; K = 72 (a tail) on 8 pixels: pixel triples (qt_sums3x2g), a last
+    # partial one of two pixels (K = 48 on 10: pixel by pixel, a triple would waste two); K = 20 on 15 pixels
+    # (rows of 17..32 bytes not 24 or 32: the whole first 16 bytes unpredicated, then the rest); one pixel
+    # (qt_gemv, six rows a pass): 40 -> 30, and 16 -> 515 (blocks of 512 channels, a last one of three
+    # recomputing rows before it)
     "cm_pw_groups": ("""
 class M(nn.Module):
     def __init__(self):
