@@ -102,7 +102,11 @@ class M(nn.Module):
     # and K = 8 flat (the post-increment loads) on odd pixel counts, 516 channels (over QC_MAXO: constants a
     # pass at a time) with a partial group, strided 1x1 with K = 16 on odd output rows and K = 32 (im2col of
     # whole pixels, relu); K = 40 (a tail) on 25 pixels and K = 64 on 16: the packed weight rows, two pixels a
-    # pass (qt_sums2x4w), a last odd pixel
+    # pass (qt_sums2x4w), a last odd pixel; K = 72 (a tail) on 8 pixels: pixel triples (qt_sums3x2g), a last
+    # partial one of two pixels (K = 48 on 10: pixel by pixel, a triple would waste two); K = 20 on 15 pixels
+    # (rows of 17..32 bytes not 24 or 32: the whole first 16 bytes unpredicated, then the rest); one pixel
+    # (qt_gemv, six rows a pass): 40 -> 30, and 16 -> 515 (blocks of 512 channels, a last one of three
+    # recomputing rows before it)
     "cm_pw_groups": ("""
 class M(nn.Module):
     def __init__(self):
@@ -116,11 +120,17 @@ class M(nn.Module):
         self.g = nn.Conv2d(32, 64, 1, stride=2)
         self.h = nn.Conv2d(40, 12, 1)
         self.i = nn.Conv2d(64, 8, 1)
-    def forward(self, x, y, z, u, v, w, s, r):
+        self.j = nn.Conv2d(48, 20, 1)
+        self.k = nn.Conv2d(72, 12, 1)
+        self.l = nn.Conv2d(20, 8, 1)
+        self.m = nn.Conv2d(40, 30, 1)
+        self.n = nn.Conv2d(16, 515, 1)
+    def forward(self, x, y, z, u, v, w, s, r, q, t, o, p, m):
         return (self.a(x), F.relu(self.b(y)), self.c(z), self.d(u), self.e(v), self.f(z), F.relu(self.g(w)),
-                self.h(s), F.relu(self.i(r)))
+                self.h(s), F.relu(self.i(r)), self.j(q), F.relu(self.k(t)), self.l(o), F.relu(self.m(p)), self.n(m))
 """, [(1, 56, 3, 3), (1, 12, 5, 5), (1, 16, 9, 9), (1, 8, 7, 5), (1, 40, 3, 3), (1, 32, 7, 7), (1, 40, 5, 5),
-      (1, 64, 4, 4)]),
+      (1, 64, 4, 4), (1, 48, 2, 5), (1, 72, 1, 8), (1, 20, 3, 5), (1, 40, 1, 1),
+      (1, 16, 1, 1)]),
     # int8 linear on Helium: six weight rows a pass with a K & 15 tail (40), whole vectors (128 -> 100),
     # rows shorter than a vector (8 -> 30), several input rows; 16 columns requantised a pass with a rest
     # of 4 (100) and 3 (19), one row (19 = 3 * 6 + 1) and two (200 = 192 + 6 + 2) after the six-row passes,

@@ -130,6 +130,10 @@ def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55", keep_
     tables = cortex_m_export.int8_activation_tables(transformed)
     if tables:
         _say(f"{tables} x * min(x, c) product(s) (hardswish) done as one table of their int8 codes")
+    from .conv_offset_fold import fold_conv_input_offsets
+    folded = fold_conv_input_offsets(transformed)
+    if folded:
+        _say(f"{folded} unpadded convolution(s): input offset folded into the bias")
     edge = EdgeProgramManager(transformed, compile_config=config)
     etrecord = ETRecord()
     etrecord.add_exported_program(ep)

@@ -16,6 +16,7 @@
 #define QC_COLS 4096   /* im2col chunk bytes at most (planned scratch): K up to this; larger K takes the portable path */
 #define QC_CPIX 128    /* im2col pixels a chunk at most for the two-phase GEMM */
 #define QC_MAXO 512    /* output channels whose constants are worked out once per call */
+#include "dot6_mve.h"
 #include "gemm_tile_mve.h"
 /* The Helium conv's planned scratch (ET_SCRATCH, at c->scr; kernel_scratch.py mirrors qc_parts), in
  * 16-aligned parts: the channels' constants (QC_KS_BYTES, while O <= QC_MAXO; a last partial group
@@ -267,10 +268,18 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   if (c->depthwise || c->cpg != C || (c->x.sc != 1 && C != 1) || c->y.sc != 1 || K <= 0 || c->in_off < -127 ||
       c->in_off > 128)
     return false;
-  for (int32_t oc = 0; oc < O; oc += 4) {   /* cm_vec_requant_ok of every channel, four at a time */
-    const mve_pred16_t p = vctp32q((uint32_t)(O - oc));
-    const int32x4_t vm = vld1q_z_s32(c->mult + oc, p), vs = vld1q_z_s32(c->shift + oc, p);
-    if ((vcmpleq_n_s32(vm, 0) | vcmpgtq_n_s32(vs, -1) | vcmpltq_n_s32(vs, -31)) & p) return false;
+  {   /* cm_vec_requant_ok of every channel: the least multiplier, the least and greatest shift on the lanes
+       * (a last partial vector overlaps the one before; fewer than four channels repeat the last) */
+    int32x4_t mn = vdupq_n_s32(1), sn = vdupq_n_s32(-1), sx = vdupq_n_s32(-1);
+    for (int32_t oc = 0; oc < O; oc += 4) {
+      const int32_t o = O < 4 ? 0 : oc + 4 <= O ? oc : O - 4;
+      const int32x4_t vm = O < 4 ? vdupq_n_s32(c->mult[O - 1]) : vld1q_s32(c->mult + o);
+      const int32x4_t vs = O < 4 ? vdupq_n_s32(c->shift[O - 1]) : vld1q_s32(c->shift + o);
+      mn = vminq_s32(mn, vm); sn = vminq_s32(sn, vs); sx = vmaxq_s32(sx, vs);
+    }
+    for (int32_t oc = 0; O < 4 && oc < O - 1; oc++)
+      if (!cm_vec_requant_ok(c->mult[oc], c->shift[oc])) return false;
+    if (vminvq_s32(INT32_MAX, mn) <= 0 || vmaxvq_s32(INT32_MIN, sx) > -1 || vminvq_s32(INT32_MAX, sn) < -31) return false;
   }
   const bool direct = c->KH == 1 && c->KW == 1 && c->ph == 0 && c->pw == 0;  /* pointwise: no copy */
   qc_parts pt;
@@ -291,7 +300,8 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   if (tks && O >= 4) qt_consts_groups(c, 0, O >> 2, K, ks);
   if (tks && (O & 3)) qt_consts4(c, O & ~3, O & 3, K, ks + (O & ~3));
   for (int32_t o = 0; asm_path && !tile && o < O; o++)
-    ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K));
+    ks[o] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) +
+                      (c->in_off ? (uint32_t)c->in_off * (uint32_t)sum_s8(c->w + (ptrdiff_t)o * K, K) : 0u));
   for (int32_t n = 0; n < c->y.n; n++) {
     const int8_t *xn = x + n * c->x.sn;
     int8_t *yn = y + n * c->y.sn;

@@ -31,6 +31,19 @@ typedef struct {
 } qt_g4;
 _Static_assert(offsetof(qt_g4, x0) == 32 && offsetof(qt_g4, K) == 60 && offsetof(qt_g4, Kl) == 64,
                "qt_sums4g offsets");
+/* one pass: two pixels x four channels (no flags set: the pair count's shift keeps its Z for the loop) */
+#define QT_PAIR(LOADS, SRC) \
+      "ldm " SRC ", {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      LOADS \
+      "vmladava.s8 r0, q0, q4\n\t" \
+      "vmladava.s8 r2, q0, q5\n\t" \
+      "vmladava.s8 r4, q0, q6\n\t" \
+      "vmladava.s8 r6, q0, q7\n\t" \
+      "vmladava.s8 r8, q1, q4\n\t" \
+      "vmladava.s8 r10, q1, q5\n\t" \
+      "vmladava.s8 r12, q1, q6\n\t" \
+      "vmladava.s8 lr, q1, q7\n\t" \
+      "stm r5!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t"
 /* SRC: r9 starts each pass's sums at the constants, r5 at the sums already in S (a second part of rows
  * of 17..32 bytes: 16 and K - 16 bytes, each the K <= 16 loop, ~20% fewer than qt_sums4x2) */
 #define QT_SUMS4G_ASM(LOADS, LOAD1, SRC) \
@@ -52,20 +65,14 @@ _Static_assert(offsetof(qt_g4, x0) == 32 && offsetof(qt_g4, K) == 60 && offsetof
       "vldrbt.u8 q7, [r8]\n\t" \
       "ldrd r1, r3, [r9, #32]\n\t" \
       "ldr r11, [r9, #40]\n\t" \
-      "cmp r11, #0\n\t" \
+      "lsrs r11, r11, #1\n\t" \
+      "bcc 2f\n\t" \
+      QT_PAIR(LOADS, SRC) \
+      "2:\n\t" \
       "beq 5f\n" \
       "1:\n\t" \
-      "ldm " SRC ", {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
-      LOADS \
-      "vmladava.s8 r0, q0, q4\n\t" \
-      "vmladava.s8 r2, q0, q5\n\t" \
-      "vmladava.s8 r4, q0, q6\n\t" \
-      "vmladava.s8 r6, q0, q7\n\t" \
-      "vmladava.s8 r8, q1, q4\n\t" \
-      "vmladava.s8 r10, q1, q5\n\t" \
-      "vmladava.s8 r12, q1, q6\n\t" \
-      "vmladava.s8 lr, q1, q7\n\t" \
-      "stm r5!, {r0, r2, r4, r6, r8, r10, r12, lr}\n\t" \
+      QT_PAIR(LOADS, SRC) \
+      QT_PAIR(LOADS, SRC) \
       "subs r11, r11, #1\n\t" \
       "bne 1b\n" \
       "5:\n\t" \
@@ -99,6 +106,9 @@ _Static_assert(offsetof(qt_g4, x0) == 32 && offsetof(qt_g4, K) == 60 && offsetof
 #define QT_L_GEN "vpstt\n\tvldrbt.u8 q0, [r1]\n\tvldrbt.u8 q1, [r3]\n\tadd r1, r1, r7\n\tadd r3, r3, r7\n\t"
 #define QT_L1_PRED "vpst\n\tvldrbt.u8 q0, [r1]\n\t"
 #define QT_L_16X64 "vldrb.u8 q0, [r1], #64\n\tvldrb.u8 q1, [r3], #64\n\t"
+/* whole 16 bytes of a row (no predicate), pixels xs apart */
+#define QT_L_16GEN "vldrb.u8 q0, [r1]\n\tvldrb.u8 q1, [r3]\n\tadd r1, r1, r7\n\tadd r3, r3, r7\n\t"
+#define QT_L_8X48 "vpstt\n\tvldrbt.u8 q0, [r1], #48\n\tvldrbt.u8 q1, [r3], #48\n\t"
 /* g->k8, x0, x1, pairs, odd, gleft (>= 1), kp, w, K, Kl (1..16) set; pixels xs apart (xs2 = 2 * xs); acc:
  * add to the sums in S (same layout) instead of starting at the constants */
 __attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t *S, bool acc, bool over) {
@@ -113,7 +123,13 @@ __attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t
                   QT_L1_PRED, "r9");
   } else if (acc) {
     if (xs2 == 64 && g->Kl == 16) QT_SUMS4G_ASM(QT_L_16X64, "vldrb.u8 q0, [r1]\n\t", "r5");
+    else if (xs2 == 48 && g->Kl == 8) QT_SUMS4G_ASM(QT_L_8X48, QT_L1_PRED, "r5");   /* K = 24 back to back */
+    else if (g->Kl == 16) QT_SUMS4G_ASM(QT_L_16GEN, "vldrb.u8 q0, [r1]\n\t", "r5");
     else QT_SUMS4G_ASM(QT_L_GEN, QT_L1_PRED, "r5");
+  } else if (xs2 == 48 && g->Kl == 16) {
+    QT_SUMS4G_ASM("vldrb.u8 q0, [r1], #48\n\t"
+                  "vldrb.u8 q1, [r3], #48\n\t",
+                  "vldrb.u8 q0, [r1]\n\t", "r9");
   } else if (xs2 == 16 && g->Kl == 8) {
     QT_SUMS4G_ASM("vpstt\n\t"
                   "vldrbt.u8 q0, [r1], #16\n\t"
@@ -125,14 +141,19 @@ __attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t
                   "vldrb.u8 q0, [r1]\n\t", "r9");
   } else if (xs2 == 64 && g->Kl == 16) {
     QT_SUMS4G_ASM(QT_L_16X64, "vldrb.u8 q0, [r1]\n\t", "r9");
+  } else if (g->Kl == 16) {
+    QT_SUMS4G_ASM(QT_L_16GEN, "vldrb.u8 q0, [r1]\n\t", "r9");
   } else {
     QT_SUMS4G_ASM(QT_L_GEN, QT_L1_PRED, "r9");
   }
 }
 #undef QT_SUMS4G_ASM
+#undef QT_PAIR
 #undef QT_L_GEN
 #undef QT_L1_PRED
 #undef QT_L_16X64
+#undef QT_L_16GEN
+#undef QT_L_8X48
 
 /* qt_sums1x4 over several groups: blk as qt_sums1x4's, plus the group state */
 typedef struct {
@@ -226,6 +247,103 @@ __attribute__((noinline)) static void qt_sums1x4g(const int8_t *x, ptrdiff_t xs,
 #undef QT_1X4G_TAIL
 #undef QT_1X4G_REST
 #undef QT_1X4G_OPERANDS
+
+/* Rows longer than 32 bytes on small maps (too few pixels to pay for packing the rows): three pixels x
+ * two channels a pass with the two weight rows streamed (per 16 bytes three input loads, two weight
+ * loads and six vmladava: 12 instructions per 96 MACs with the loop, qt_sums1x4g's 10 per 64), the
+ * K & 15 tail predicated. One call takes one triple of pixels through gleft groups, both channel pairs
+ * of a group in turn; the sums go to S's [group][pixel][4] (group g at S + g * sstep bytes). f: the
+ * triple's pixels (a last partial triple repeats its last pixel: the sums land in the group's padding),
+ * trips (K >> 4, >= 1), the step from a pair's weight pointers after its loop to the next pair's rows
+ * (2K - 16 trips), S, sstep, gleft, the tail (K & 15). r7, r9: the first pair's rows; r12: the
+ * constants (two a pair, in order). */
+typedef struct {
+  const int8_t *x[3];       /*  0 */
+  int32_t trips;            /* 12 */
+  int32_t wadj;             /* 16 */
+  int32_t *S;               /* 20 */
+  int32_t sstep;            /* 24: bytes */
+  int32_t gleft;            /* 28 */
+  int32_t tail;             /* 32 */
+} qt_f32;
+_Static_assert(offsetof(qt_f32, trips) == 12 && offsetof(qt_f32, tail) == 32, "qt_sums3x2g offsets");
+#define QT_3X2_LOOP \
+      "ldrd r0, r2, [r12], #8\n\t" \
+      "mov r4, r0\n\t" \
+      "mov r6, r2\n\t" \
+      "mov r8, r0\n\t" \
+      "mov r10, r2\n\t" \
+      "ldm r11, {r1, r3, r5}\n\t" \
+      "ldr lr, [r11, #12]\n\t" \
+      "dls lr, lr\n" \
+      "1:\n\t" \
+      "vldrb.u8 q0, [r7], #16\n\t" \
+      "vldrb.u8 q1, [r9], #16\n\t" \
+      "vldrb.u8 q2, [r1], #16\n\t" \
+      "vmladava.s8 r0, q2, q0\n\t" \
+      "vmladava.s8 r2, q2, q1\n\t" \
+      "vldrb.u8 q3, [r3], #16\n\t" \
+      "vmladava.s8 r4, q3, q0\n\t" \
+      "vmladava.s8 r6, q3, q1\n\t" \
+      "vldrb.u8 q2, [r5], #16\n\t" \
+      "vmladava.s8 r8, q2, q0\n\t" \
+      "vmladava.s8 r10, q2, q1\n\t" \
+      "le lr, 1b\n\t"
+#define QT_3X2_TAIL \
+      "ldr lr, [r11, #32]\n\t" \
+      "vctp.8 lr\n\t" \
+      "vpstttt\n\t" \
+      "vldrbt.u8 q0, [r7]\n\t" \
+      "vldrbt.u8 q1, [r9]\n\t" \
+      "vldrbt.u8 q2, [r1]\n\t" \
+      "vldrbt.u8 q3, [r3]\n\t" \
+      "vmladava.s8 r0, q2, q0\n\t" \
+      "vmladava.s8 r2, q2, q1\n\t" \
+      "vmladava.s8 r4, q3, q0\n\t" \
+      "vmladava.s8 r6, q3, q1\n\t" \
+      "vpst\n\t" \
+      "vldrbt.u8 q2, [r5]\n\t" \
+      "vmladava.s8 r8, q2, q0\n\t" \
+      "vmladava.s8 r10, q2, q1\n\t"
+#define QT_3X2_STORE(H0, H1, H2) \
+      "ldr lr, [r11, #20]\n\t" \
+      "strd r0, r2, [lr, #" H0 "]\n\t" \
+      "strd r4, r6, [lr, #" H1 "]\n\t" \
+      "strd r8, r10, [lr, #" H2 "]\n\t" \
+      "ldr lr, [r11, #16]\n\t" \
+      "add r7, r7, lr\n\t" \
+      "add r9, r9, lr\n\t"
+#define QT_3X2_GROUP \
+      "ldr lr, [r11, #20]\n\t" \
+      "ldr r0, [r11, #24]\n\t" \
+      "add lr, lr, r0\n\t" \
+      "str lr, [r11, #20]\n\t" \
+      "ldr r0, [r11, #28]\n\t" \
+      "subs r0, r0, #1\n\t" \
+      "str r0, [r11, #28]\n\t" \
+      "bne 0b"
+#define QT_3X2_OPERANDS \
+      : "+r"(rw0), "+r"(rw1), "+r"(rk) \
+      : "r"(rf) \
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", \
+        "d7", "memory", "cc"
+__attribute__((noinline)) static void qt_sums3x2g(qt_f32 *f, const int8_t *w, int32_t K, const int32_t *k) {
+  register const int8_t *rw0 __asm__("r7") = w;
+  register const int8_t *rw1 __asm__("r9") = w + K;
+  register const int32_t *rk __asm__("r12") = k;
+  register qt_f32 *rf __asm__("r11") = f;
+  if (K & 15)
+    __asm__ volatile("0:\n\t" QT_3X2_LOOP QT_3X2_TAIL QT_3X2_STORE("0", "16", "32")
+                     QT_3X2_LOOP QT_3X2_TAIL QT_3X2_STORE("8", "24", "40") QT_3X2_GROUP QT_3X2_OPERANDS);
+  else
+    __asm__ volatile("0:\n\t" QT_3X2_LOOP QT_3X2_STORE("0", "16", "32")
+                     QT_3X2_LOOP QT_3X2_STORE("8", "24", "40") QT_3X2_GROUP QT_3X2_OPERANDS);
+}
+#undef QT_3X2_LOOP
+#undef QT_3X2_TAIL
+#undef QT_3X2_STORE
+#undef QT_3X2_GROUP
+#undef QT_3X2_OPERANDS
 
 /* Rows longer than 32 bytes with the group's four weight rows packed (qt_pack4: 16 bytes of each row
  * in turn, the K & 15 tail zero-padded): one weight pointer frees the registers for two pixels x four
@@ -409,6 +527,10 @@ static void qt_sums1x4g(const int8_t *x, ptrdiff_t xs, int32_t n, int32_t K, qt_
   (void)x; (void)xs; (void)n; (void)K; (void)blk; (void)S;
 }
 static void qt_pack4(const int8_t *w, int32_t K, int8_t *wp) { (void)w; (void)K; (void)wp; }
+typedef struct { const int8_t *x[3]; int32_t trips, wadj; int32_t *S; int32_t sstep, gleft, tail; } qt_f32;
+static void qt_sums3x2g(qt_f32 *f, const int8_t *w, int32_t K, const int32_t *k) {
+  (void)f; (void)w; (void)K; (void)k;
+}
 #endif
 
 #endif

@@ -244,13 +244,13 @@ static void qt_consts4(const qconv *c, int32_t oc, int32_t live, int32_t K, int3
   const int8_t *r0 = c->w + (ptrdiff_t)oc * K, *r1 = live > 1 ? r0 + K : r0, *r2 = live > 2 ? r1 + K : r1,
                *r3 = live > 3 ? r2 + K : r2;
   int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  for (int32_t n = K >> 4; n > 0; n--, r0 += 16, r1 += 16, r2 += 16, r3 += 16) {
+  for (int32_t n = c->in_off ? K >> 4 : 0; n > 0; n--, r0 += 16, r1 += 16, r2 += 16, r3 += 16) {
     a0 = vaddvaq_s8(a0, vld1q_s8(r0));
     a1 = vaddvaq_s8(a1, vld1q_s8(r1));
     a2 = vaddvaq_s8(a2, vld1q_s8(r2));
     a3 = vaddvaq_s8(a3, vld1q_s8(r3));
   }
-  if (K & 15) {
+  if ((K & 15) && c->in_off) {
     const mve_pred16_t p = vctp8q((uint32_t)(K & 15));
     a0 = vaddvaq_s8(a0, vld1q_z_s8(r0, p));
     a1 = vaddvaq_s8(a1, vld1q_z_s8(r1, p));
@@ -285,6 +285,10 @@ static inline bool qt_ok(const qconv *c, int32_t K) { return QT_ASM && qt_range_
  * for whole groups of four: the weight sums in asm (four rows at a time, 9 instructions per 64 bytes, the
  * K & 15 tail predicated), then bias and offset folded on the lanes; ~60% of qt_consts4's instructions */
 static void qt_consts_groups(const qconv *c, int32_t oc, int32_t groups, int32_t K, int32_t *k) {
+  if (c->in_off == 0) {   /* the offset folded into the bias at export (conv_offset_fold.py): no weight sums */
+    for (int32_t i = 0; i < 4 * groups; i += 4) vst1q_s32(k + i, c->bias ? vld1q_s32(c->bias + oc + i) : vdupq_n_s32(0));
+    return;
+  }
 #if QT_ASM
   qt_ksums(c->w + (ptrdiff_t)oc * K, K, groups, k);
   const int32_t io = c->in_off;
@@ -306,6 +310,36 @@ static inline int32_t qt_cap(int32_t P) { return P < QT_GPIX ? QT_GPIX : P < QT_
 static inline int32_t qt_cap_cols(int32_t n) { return n < QT_GPIX / 2 ? QT_GPIX / 2 : n; }
 
 
+/* One pixel (a squeeze-excitation's pointwise on a 1x1 map): the O >= 6 dot products six weight rows a
+ * pass (qlin_dot6, the linear's: one input load feeds six vmladava) into d, a block of up to 4 * cap
+ * channels at a time (a last short block recomputes rows of the one before to make six), then
+ * requantised with the channels on the lanes (their multipliers and shifts as vectors); the four-channel
+ * groups' pixels-on-lanes passes cost ~100 instructions a group on one pixel. k: the channels'
+ * constants, or NULL (zero). */
+static void qt_gemv(const qconv *c, int32_t K, const int8_t *x, int8_t *y, const int32_t *k, int32_t *d,
+                    int32_t cap) {
+  const int32_t O = c->y.c, B = 4 * cap, oo = c->out_off;
+  const int32x4_t lo = vdupq_n_s32(c->amin), hi = vdupq_n_s32(c->amax);
+  for (int32_t o0 = 0; o0 < O; o0 += B) {
+    int32_t s0 = o0, n = O - o0 < B ? O - o0 : B;
+    if (n < 6) { s0 = O - 6; n = 6; }
+    const int8_t *w = c->w + (ptrdiff_t)s0 * K;
+    qlin_dot6(x, w, K, n / 6, d);
+    if (n % 6) qlin_dot6(x, w + (ptrdiff_t)(n - 6) * K, K, 1, d + n - 6);
+    /* whole vectors, then a last one overlapping them (n >= 6) */
+    const int32_t *kp = k ? k + s0 : NULL, *mp = c->mult + s0, *sp = c->shift + s0;
+    int8_t *yp = y + s0;
+    for (int32_t i = 0;; i += 4) {
+      if (i + 4 > n) i = n - 4;
+      int32x4_t v = vld1q_s32(d + i);
+      if (kp) v = vaddq_s32(v, vld1q_s32(kp + i));   /* wrapping, as the accumulator */
+      const int32x4_t r = cm_requant_v(v, vld1q_s32(mp + i), vld1q_s32(sp + i));
+      vstrbq_s32(yp + i, vminq_s32(vmaxq_s32(vqaddq_n_s32(r, oo), lo), hi));
+      if (i + 4 >= n) break;
+    }
+  }
+}
+
 /* channels from oc0 on, one group of four at a time */
 static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys,
                          int32_t np, const int32_t *ks, int32_t *S, int8_t *wpad, int32_t oc0);
@@ -316,6 +350,10 @@ static void qt_gemm_from(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t x
 static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, int8_t *y, ptrdiff_t ys, int32_t np,
                     const int32_t *ks, int32_t *S, int8_t *wpad, int32_t cap, int8_t *wpk) {
   const int32_t O = c->y.c;
+  if (QT_ASM && QL_ASM && np == 1 && O >= 6 && (ks || c->in_off == 0)) {
+    qt_gemv(c, K, x, y, ks ? ks : c->bias, S, cap);
+    return;
+  }
   const bool packed = (ys & 3) == 0 && ((uintptr_t)y & 3) == 0;  /* word stores of four channels */
   const int32_t O4 = QT_ASM && packed ? O & ~3 : 0;
   if (O4 > 0) {
@@ -327,7 +365,13 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
     const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ys);
     for (int32_t p0 = 0; p0 < np; p0 += QT_PIX) {
       const int32_t n = np - p0 < QT_PIX ? np - p0 : QT_PIX;
-      int32_t G = cap / n;
+      /* rows over 32 bytes on too few pixels to pack them: pixel triples (qt_sums3x2g, ~15% fewer
+       * instructions an output than qt_sums1x4g), each group's sums padded to a whole triple (n3 pixels);
+       * where a last partial triple would waste more than that, pixel by pixel */
+      const int32_t n3 = (n + 2) / 3 * 3;
+      const bool t3 = K > 32 && !(wpk && n >= QT_WPK_MIN) && (n3 == n || (n3 - n == 1 && n >= 8)) && n3 <= cap;
+      const int32_t ng = t3 ? n3 : n;
+      int32_t G = cap / ng;
       if (!ks && G > QT_KC / 4) G = QT_KC / 4;
       const int8_t *xp = x + (ptrdiff_t)p0 * xs;
       int8_t *yp = y + (ptrdiff_t)p0 * ys;
@@ -364,6 +408,18 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
               qt_sums2x4w(xl, xl, &b, Sg + 4 * (n - 1));
             }
           }
+        } else if (t3) {
+          qt_f32 f;
+          f.trips = K >> 4; f.wadj = 2 * K - 16 * (K >> 4); f.sstep = 16 * n3; f.tail = K & 15;
+          for (int32_t p = 0; p < n; p += 3) {
+            const int8_t *xa = xp + (ptrdiff_t)p * xs;
+            f.x[0] = xa;
+            f.x[1] = p + 1 < n ? xa + xs : xa;
+            f.x[2] = p + 2 < n ? xa + 2 * xs : f.x[1];
+            f.S = S + 4 * p;
+            f.gleft = g;
+            qt_sums3x2g(&f, w, K, kk);
+          }
         } else {
           qt_blkg b;
           vst1q_s32(b.b.c, vld1q_s32(kk));
@@ -372,7 +428,7 @@ static void qt_gemm(const qconv *c, int32_t K, const int8_t *x, ptrdiff_t xs, in
           qt_sums1x4g(xp, xs, n, K, &b, S);
         }
         o.n4 = n >> 2; o.rem = n & 3; o.mp = c->mult + oc; o.sp = c->shift + oc; o.gleft = g; o.sg = S;
-        o.sstep = 16 * n;
+        o.sstep = 16 * ng;
         vst1q_u32(o.yq, vaddq_n_u32(off, (uint32_t)(uintptr_t)(yp + oc)));
         qt_requant4g(&o, (int32_t)ys);
       }
