@@ -114,12 +114,18 @@ __attribute__((noinline)) static void f32_loop(int op, const float *x, float *o,
           ACT_SET_IF_GT(v, hi, v, hi);
           vst1q_f32(o + i, v);
         }
-      for (; i + 4 <= n; i += 4) {
-        float32x4_t v = vld1q_f32(x + i);
-        if (q.has_lo) ACT_SET_IF_GT(v, lo, lo, v);
-        if (q.has_hi) ACT_SET_IF_GT(v, hi, v, hi);
-        vst1q_f32(o + i, v);
-      }
+      else if (q.has_lo) /* one bound: a loop each, no test inside */
+        for (; i + 4 <= n; i += 4) {
+          float32x4_t v = vld1q_f32(x + i);
+          ACT_SET_IF_GT(v, lo, lo, v);
+          vst1q_f32(o + i, v);
+        }
+      else
+        for (; i + 4 <= n; i += 4) {
+          float32x4_t v = vld1q_f32(x + i);
+          ACT_SET_IF_GT(v, hi, v, hi);
+          vst1q_f32(o + i, v);
+        }
 #endif
       for (; i < n; i++) o[i] = fapply(A_CLAMP, x[i], &q);
       break;
