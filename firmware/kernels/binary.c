@@ -276,6 +276,15 @@ static bool scalar_tensor(scalar_t *s, const et_value *v) {
   return true;
 }
 
+/* An integer or bool Scalar against a float32 tensor into float32: the value as float32 up front (what the
+ * walker's et_load_f gives element by element), so that the float32 runs take it */
+static void scalar_as_f32(scalar_t *s, const et_tensor *a, const et_tensor *out) {
+  if (a->dtype != ET_FLOAT || out->dtype != ET_FLOAT || s->t.dtype == ET_FLOAT) return;
+  s->v.f = s->t.dtype == ET_LONG ? (float)s->v.i : s->v.b ? 1.0f : 0.0f;
+  s->t.dtype = ET_FLOAT;
+  s->t.capacity = 4;
+}
+
 /* args: self, other(Tensor), [alpha], out */
 static et_status tensor_tensor(et_kctx *ctx, et_value *const *args, uint32_t nargs, int op, bool has_alpha) {
   uint32_t oi = has_alpha ? 3 : 2;
@@ -298,6 +307,7 @@ static et_status tensor_scalar(et_kctx *ctx, et_value *const *args, uint32_t nar
   if ((st = et_arg_tensor(ctx, args, oi, &out)) != ET_OK) return st;
   scalar_t s;
   if (!scalar_tensor(&s, args[1])) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
+  scalar_as_f32(&s, a, out);
   return binary_run(ctx, op, a, &s.t, out, has_alpha ? args[2] : 0, oi);
 }
 
@@ -345,6 +355,7 @@ ET_OP("aten::div.Scalar_mode_out", k_aten_div_scalar_mode_out) {
   if ((st = et_arg_tensor(ctx, args, 3, &out)) != ET_OK) return st;
   scalar_t s;
   if (!scalar_tensor(&s, args[1])) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
+  scalar_as_f32(&s, a, out);
   return binary_run(ctx, op, a, &s.t, out, 0, 3);
 }
 

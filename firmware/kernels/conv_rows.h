@@ -9,10 +9,12 @@
 #define ET_CONV_ROWS_H
 
 /* columns a pass (a multiple of 12, whole pixel blocks, where 12 fit; else of 4), 0 when this path does
- * not apply: one group of fewer than 8 input channels, unit column strides in input and output, weights
- * dense OIHW */
+ * not apply: one group of fewer than 8 input channels, a column stride (at stride 1 conv_direct.c's patch
+ * rows serve every kw: cheaper), rows of 12 outputs or more (narrower ones leave most lanes idle: the
+ * channels-last tap buffer), unit column strides in input and output, weights dense OIHW */
 static int32_t conv_rows_q(const conv_geo *g) {
   const int32_t K = g->C * g->KH * g->KW;
+  if (g->sw == 1 || g->OW < 12) return 0;
   if (g->G != 1 || g->C >= 8 || g->is[3] != 1 || g->os[3] != 1 || g->ws[3] != 1 || g->ws[2] != g->KW ||
       g->ws[1] != (ptrdiff_t)g->KH * g->KW || g->ws[0] != K)
     return 0;
