@@ -7,6 +7,7 @@
  * output pixel to its planes and fills its buffer a pixel block at a time. */
 #ifndef ET_CONV_ROWS_H
 #define ET_CONV_ROWS_H
+#ifdef CONV_MVE /* measured there only (the other targets keep conv_nhwc / conv_direct.c) */
 
 /* columns a pass (a multiple of 12, whole pixel blocks, where 12 fit; else of 4), 0 when this path does
  * not apply: one group of fewer than 8 input channels, a column stride (at stride 1 conv_direct.c's patch
@@ -27,9 +28,7 @@ static int32_t conv_rows_q(const conv_geo *g) {
 /* col row (c, kh, kw): x[c, oh * sh - ph + kh * dh, (ow0 + j) * sw - pw + kw * dw] for j < q, 0 outside */
 static void conv_rows_fill(const conv_geo *g, const float *x, int32_t oh, int32_t ow0, int32_t q, int32_t Q,
                            float *col) {
-#ifdef CONV_MVE
   const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)g->sw);
-#endif
   for (int32_t c = 0; c < g->C; c++)
     for (int32_t kh = 0; kh < g->KH; kh++) {
       const int32_t ih = oh * g->sh - g->ph + kh * g->dh;
@@ -40,10 +39,8 @@ static void conv_rows_fill(const conv_geo *g, const float *x, int32_t oh, int32_
         const float *s = hi > lo ? x + c * g->is[1] + ih * g->is[2] + (start + lo * g->sw) : x;
         int32_t j = 0;
         for (; j < lo; j++) col[j] = 0.0f;
-#ifdef CONV_MVE
         for (; j + 4 <= hi; j += 4, s += 4 * g->sw)
           vst1q_f32(col + j, g->sw == 1 ? vld1q_f32(s) : vldrwq_gather_shifted_offset_f32(s, off));
-#endif
         for (; j < hi; j++, s += g->sw) col[j] = *s;
         for (; j < q; j++) col[j] = 0.0f;
       }
@@ -67,4 +64,5 @@ static void conv_rows_nchw(const conv_geo *g, int32_t Q, const float *x, const f
       }
 }
 
+#endif
 #endif
