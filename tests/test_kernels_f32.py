@@ -123,6 +123,25 @@ class M(torch.nn.Module):
         v, i = F.max_pool2d(h, 3, 2, 1, return_indices=True)
         return h * s, s * h, h + s, h / (s + 1.0), F.hardswish(h), v, i, torch.sigmoid(h * 60.0), F.silu(h)
 """, [((1, 6, 11, 13), "n")]),
+    # small planes and broadcasts of the held-out networks (issue 15, f32 round 2): pointwise convs on one-pixel
+    # planes (the matrix-vector path: input channels and output rows not multiples of 4), on 3x3 and 2x5 planes
+    # (output channels on the lanes, the last pixel alone), 3-channel strided first convs (rows of im2col and the
+    # pointwise GEMM: 5x5 with 8-column passes, 3x3, a dilated one with stride 1 along H); binary ops broadcast
+    # over a row, a plane and per channel, alpha and min/max
+    "held_small_nchw": ("""
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(23, 42, 1)
+        self.b = torch.nn.Conv2d(16, 13, 1)
+        self.c = torch.nn.Conv2d(3, 12, 5, stride=2, padding=2)
+        self.d = torch.nn.Conv2d(3, 10, 3, stride=2, padding=1)
+        self.e = torch.nn.Conv2d(3, 9, 3, stride=(1, 2), padding=1, dilation=(1, 2), bias=False)
+    def forward(self, s, p, q, x):
+        r = x[0, 0, 0]
+        return (self.a(s), self.b(p), self.b(q), self.c(x), self.d(x), self.e(x), x + r, x * x[:, :1], torch.sub(x, x.mean((2, 3), keepdim=True),
+                alpha=0.5), torch.maximum(x, x[:, 1:2, :1]), x / (s[:, :3] + 2.0), 1.0 - x[:, :, :1])
+""", [((1, 23, 1, 1), "n"), ((1, 16, 3, 3), "n"), ((1, 16, 2, 5), "n"), ((1, 3, 11, 26), "n")]),
 }
 
 

@@ -48,35 +48,34 @@ static inline float fapply(int op, float v, const aparams *p) {
  * steps (k = v * log2e rounded half away from zero, r = (v - k ln2_hi) - k ln2_lo, 1 + the degree-8
  * Taylor polynomial, times 2^k through the exponent bits: k >= -126), then 1 / (1 + e) by Newton's
  * iteration from the exponent-trick estimate (three steps: within an ulp or two of the division, as
- * float results are compared), times e where x < 0 (et_sigmoidf's e / (1 + e)). Other groups (NaN,
- * large |x|) go through fapply. Returns the elements done (a multiple of 4). */
+ * float results are compared), times e where x < 0 (et_sigmoidf's e / (1 + e)). The constants ride as
+ * scalar operands (vector-by-scalar multiply-adds), so that the loop keeps every vector in a register.
+ * Other groups (NaN, large |x|) go through fapply. Returns the elements done (a multiple of 4). */
 static size_t sigmoid_mve(const float *x, float *o, size_t n, bool silu) {
   size_t i = 0;
-  const float32x4_t one = vdupq_n_f32(1.0f), two = vdupq_n_f32(2.0f), lim = vdupq_n_f32(87.0f);
   for (; i + 4 <= n; i += 4) {
-    const float32x4_t xv = vld1q_f32(x + i), ax = vabsq_f32(xv), v = vnegq_f32(ax);
-    if (vcmpleq_f32(ax, lim) != 0xFFFF) {   /* false for NaN too */
+    const float32x4_t xv = vld1q_f32(x + i), v = vnegq_f32(vabsq_f32(xv));
+    if (vcmpgeq_n_f32(v, -87.0f) != 0xFFFF) {   /* false for NaN too */
       for (size_t l = 0; l < 4; l++) o[i + l] = fapply(silu ? A_SILU : A_SIGMOID, x[i + l], NULL);
       continue;
     }
-    const int32x4_t k = vcvtq_s32_f32(vsubq_f32(vmulq_n_f32(v, 1.44269504088896341f), vdupq_n_f32(0.5f)));
+    const int32x4_t k = vcvtaq_s32_f32(vmulq_n_f32(v, 1.44269504088896341f));
     const float32x4_t kf = vcvtq_f32_s32(k);
-    const float32x4_t r = vsubq_f32(vsubq_f32(v, vmulq_n_f32(kf, 0.693145751953125f)), vmulq_n_f32(kf, 1.42860682030941723e-06f));
-    float32x4_t q = vdupq_n_f32(1.0f / 40320.0f);
-    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 5040.0f));
-    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 720.0f));
-    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 120.0f));
-    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 24.0f));
-    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(1.0f / 6.0f));
-    q = vaddq_f32(vmulq_f32(q, r), vdupq_n_f32(0.5f));
-    const float32x4_t em = vaddq_f32(r, vmulq_f32(vmulq_f32(r, r), q));
+    const float32x4_t r = vfmaq_n_f32(vfmaq_n_f32(v, kf, -0.693145751953125f), kf, -1.42860682030941723e-06f);
+    float32x4_t q = vfmasq_n_f32(vdupq_n_f32(1.0f / 40320.0f), r, 1.0f / 5040.0f);
+    q = vfmasq_n_f32(q, r, 1.0f / 720.0f);
+    q = vfmasq_n_f32(q, r, 1.0f / 120.0f);
+    q = vfmasq_n_f32(q, r, 1.0f / 24.0f);
+    q = vfmasq_n_f32(q, r, 1.0f / 6.0f);
+    q = vfmasq_n_f32(q, r, 0.5f);
+    const float32x4_t em = vfmaq_f32(r, vmulq_f32(r, r), q);
     const float32x4_t p2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_n_s32(k, 127), 23));
-    const float32x4_t e = vmulq_f32(vaddq_f32(one, em), p2), d = vaddq_f32(one, e);   /* d in [1, 2] */
-    float32x4_t y = vreinterpretq_f32_s32(vsubq_s32(vdupq_n_s32(0x7EF311C7), vreinterpretq_s32_f32(d)));
-    y = vmulq_f32(y, vsubq_f32(two, vmulq_f32(d, y)));
-    y = vmulq_f32(y, vsubq_f32(two, vmulq_f32(d, y)));
-    y = vmulq_f32(y, vsubq_f32(two, vmulq_f32(d, y)));
-    y = vpselq_f32(y, vmulq_f32(e, y), vcmpgeq_n_f32(xv, 0.0f));
+    const float32x4_t e = vfmaq_f32(p2, em, p2), d = vaddq_n_f32(e, 1.0f), nd = vnegq_f32(d); /* d in [1, 2] */
+    float32x4_t y = vreinterpretq_f32_s32(vnegq_s32(vsubq_n_s32(vreinterpretq_s32_f32(d), 0x7EF311C7)));
+    y = vmulq_f32(y, vfmasq_n_f32(nd, y, 2.0f));
+    y = vmulq_f32(y, vfmasq_n_f32(nd, y, 2.0f));
+    y = vmulq_f32(y, vfmasq_n_f32(nd, y, 2.0f));
+    y = vmulq_m_f32(y, e, y, vcmpltq_n_f32(xv, 0.0f));
     vst1q_f32(o + i, silu ? vmulq_f32(xv, y) : y);
   }
   return i;
@@ -114,12 +113,18 @@ __attribute__((noinline)) static void f32_loop(int op, const float *x, float *o,
           ACT_SET_IF_GT(v, hi, v, hi);
           vst1q_f32(o + i, v);
         }
-      for (; i + 4 <= n; i += 4) {
-        float32x4_t v = vld1q_f32(x + i);
-        if (q.has_lo) ACT_SET_IF_GT(v, lo, lo, v);
-        if (q.has_hi) ACT_SET_IF_GT(v, hi, v, hi);
-        vst1q_f32(o + i, v);
-      }
+      else if (q.has_lo) /* one bound: a loop each, no test inside */
+        for (; i + 4 <= n; i += 4) {
+          float32x4_t v = vld1q_f32(x + i);
+          ACT_SET_IF_GT(v, lo, lo, v);
+          vst1q_f32(o + i, v);
+        }
+      else
+        for (; i + 4 <= n; i += 4) {
+          float32x4_t v = vld1q_f32(x + i);
+          ACT_SET_IF_GT(v, hi, v, hi);
+          vst1q_f32(o + i, v);
+        }
 #endif
       for (; i < n; i++) o[i] = fapply(A_CLAMP, x[i], &q);
       break;

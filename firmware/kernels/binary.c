@@ -96,82 +96,126 @@ static inline int64_t iop(int op, int64_t a, int64_t b, int64_t alpha, bool *err
   }
 }
 
-static bool fast_f32(int op, const et_tensor *a, const et_tensor *b, et_tensor *out, float alpha);
+/* ---------------------------------------------------------------- float32 runs */
 
-/* A per-channel operand ((1, C, 1, 1): a squeeze-excitation scale) against a contiguous (NCHW) 4-d one
- * shaped as the output: each of the N * C planes against one value, through fast_f32's one-element form
- * (the same operations, element by element) on views of the plane and the value */
-static bool per_channel_f32(int op, const et_tensor *a, const et_tensor *b, et_tensor *out, float alpha) {
-  if (out->ndim != 4 || out->sizes[0] != 1 || !et_is_contiguous(out)) return false;
-  const int32_t C = out->sizes[1], HW = out->sizes[2] * out->sizes[3];
-  const bool afull = et_same_shape(a, out) && et_is_contiguous(a);
-  const et_tensor *full = afull ? a : b, *small = afull ? b : a;
-  if (!et_same_shape(full, out) || !et_is_contiguous(full) || small->ndim != 4 || small->sizes[0] != 1 ||
-      small->sizes[1] != C || small->sizes[2] != 1 || small->sizes[3] != 1 || HW <= 1)
-    return false;
-  et_tensor pf = *full, po = *out, ps = *small;
-  int32_t one = 1, hw = HW;
-  pf.ndim = po.ndim = ps.ndim = 1;
-  pf.sizes = po.sizes = &hw;
-  ps.sizes = &one;
-  pf.dim_order = po.dim_order = ps.dim_order = NULL;
-  for (int32_t c = 0; c < C; c++) {
-    pf.data = (float *)full->data + (size_t)c * HW;
-    po.data = (float *)out->data + (size_t)c * HW;
-    ps.data = (float *)small->data + c;
-    if (!fast_f32(op, afull ? &pf : &ps, afull ? &ps : &pf, &po, alpha)) return false;
-  }
-  return true;
-}
-
-/* float32, contiguous, same shape or one-element operands: vectorisable loops */
-__attribute__((noinline)) static bool fast_f32(int op, const et_tensor *a, const et_tensor *b, et_tensor *out, float alpha) {
-  if (a->dtype != ET_FLOAT || b->dtype != ET_FLOAT || out->dtype != ET_FLOAT) return false;
-  /* full operands in out's memory order (any dim order: channels_last too), flat */
-  size_t n = (size_t)et_numel(out);
-  const float *x = (const float *)a->data, *y = (const float *)b->data;
-  float *o = (float *)out->data;
-  int mode; /* 0 both full, 1 b scalar, 2 a scalar */
-  if (et_same_shape(a, out) && et_same_shape(b, out) && et_same_layout(a, out) && et_same_layout(b, out)) mode = 0;
-  else if (et_same_shape(a, out) && et_same_layout(a, out) && et_numel(b) == 1) mode = 1;
-  else if (et_same_shape(b, out) && et_same_layout(b, out) && et_numel(a) == 1) mode = 2;
-  else return per_channel_f32(op, a, b, out, alpha);
-  if (op == OP_RSUB) {  /* b - alpha * a */
-    const float *t = x; x = y; y = t;
-    mode = mode == 1 ? 2 : mode == 2 ? 1 : 0;
-    op = OP_SUB;
-    if (alpha != 1.0f) return false;
-  }
+/* o[i] = x op y over n floats; MODE 0: both operands runs, 1: y one value, 2: x one value. Helium: add / sub / mul
+ * (alpha 1) on four lanes, the tail predicated (the same single rounding as the scalar forms). */
 #ifdef BIN_MVE
-  /* add / sub / mul on four lanes, the tail predicated (the same single rounding as the scalar forms) */
-  if ((op == OP_ADD || op == OP_SUB || op == OP_MUL) && alpha == 1.0f) {
-    if (n == 0) return true;
-    const float32x4_t xs = vdupq_n_f32(x[0]), ys = vdupq_n_f32(y[0]);
-    for (size_t i = 0; i < n; i += 4) {
-      const mve_pred16_t pr = vctp32q((uint32_t)(n - i));
-      const float32x4_t p = mode == 2 ? xs : vld1q_z_f32(x + i, pr);
-      const float32x4_t q = mode == 1 ? ys : vld1q_z_f32(y + i, pr);
-      const float32x4_t r = op == OP_ADD ? vaddq_f32(p, q) : op == OP_SUB ? vsubq_f32(p, q) : vmulq_f32(p, q);
-      vst1q_p_f32(o + i, r, pr);
-    }
-    return true;
+static inline __attribute__((always_inline)) void run_mve(int OP, int MODE, const float *x, const float *y, float *o,
+                                                          size_t n) {
+  const float32x4_t xs = vdupq_n_f32(x[0]), ys = vdupq_n_f32(y[0]);
+#define BIN_V(p, q) (OP == OP_ADD ? vaddq_f32((p), (q)) : OP == OP_SUB ? vsubq_f32((p), (q)) : vmulq_f32((p), (q)))
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t p = MODE == 2 ? xs : vld1q_f32(x + i), q = MODE == 1 ? ys : vld1q_f32(y + i);
+    vst1q_f32(o + i, BIN_V(p, q));
   }
+  if (i < n) {
+    const mve_pred16_t pr = vctp32q((uint32_t)(n - i));
+    const float32x4_t p = MODE == 2 ? xs : vld1q_z_f32(x + i, pr), q = MODE == 1 ? ys : vld1q_z_f32(y + i, pr);
+    vst1q_p_f32(o + i, BIN_V(p, q), pr);
+  }
+#undef BIN_V
+}
+#define RUN_FN(OP, MODE) \
+  static __attribute__((noinline)) void run_##OP##_##MODE(const float *x, const float *y, float *o, size_t n) { \
+    run_mve(OP, MODE, x, y, o, n);                                                                                  \
+  }
+RUN_FN(OP_ADD, 0) RUN_FN(OP_ADD, 1) RUN_FN(OP_ADD, 2) RUN_FN(OP_SUB, 0) RUN_FN(OP_SUB, 1) RUN_FN(OP_SUB, 2)
+RUN_FN(OP_MUL, 0) RUN_FN(OP_MUL, 1) RUN_FN(OP_MUL, 2)
+#undef RUN_FN
+typedef void (*run_fn)(const float *, const float *, float *, size_t);
+static const run_fn run_fns[3][3] = {{run_OP_ADD_0, run_OP_ADD_1, run_OP_ADD_2},
+                                     {run_OP_SUB_0, run_OP_SUB_1, run_OP_SUB_2},
+                                     {run_OP_MUL_0, run_OP_MUL_1, run_OP_MUL_2}};
 #endif
+
+/* the scalar forms (any target), one loop per op and mode */
+static __attribute__((noinline)) void run_scalar(int op, int mode, const float *x, const float *y, float *o, size_t n,
+                                                 float alpha) {
 #define LOOP(EXPR) do { \
     if (mode == 0) { for (size_t i = 0; i < n; i++) { float p = x[i], q = y[i]; o[i] = (EXPR); } } \
     else if (mode == 1) { float q = y[0]; for (size_t i = 0; i < n; i++) { float p = x[i]; o[i] = (EXPR); } } \
     else { float p = x[0]; for (size_t i = 0; i < n; i++) { float q = y[i]; o[i] = (EXPR); } } \
   } while (0)
   switch (op) {
-    case OP_ADD: if (alpha == 1.0f) LOOP(p + q); else LOOP(p + alpha * q); return true;
-    case OP_SUB: if (alpha == 1.0f) LOOP(p - q); else LOOP(p - alpha * q); return true;
-    case OP_MUL: LOOP(p * q); return true;
-    case OP_DIV: LOOP(p / q); return true;
-    case OP_MIN: LOOP(et_fminf_nan(p, q)); return true;
-    case OP_MAX: LOOP(et_fmaxf_nan(p, q)); return true;
-    default: return false;
+    case OP_ADD: if (alpha == 1.0f) LOOP(p + q); else LOOP(p + alpha * q); break;
+    case OP_SUB: if (alpha == 1.0f) LOOP(p - q); else LOOP(p - alpha * q); break;
+    case OP_MUL: LOOP(p * q); break;
+    case OP_DIV: LOOP(p / q); break;
+    case OP_MIN: LOOP(et_fminf_nan(p, q)); break;
+    case OP_MAX: LOOP(et_fmaxf_nan(p, q)); break;
+    default: break;
   }
 #undef LOOP
+}
+
+/* float32 add / sub / rsub / mul / div / minimum / maximum, broadcasting and any dim orders: the dims in the
+ * output's memory order, size-1 dims dropped, neighbours merged where every operand steps evenly across both;
+ * the innermost run (output contiguous, each operand contiguous or one value: same shapes, scalars, per-channel
+ * scales of either layout) in tight loops, the outer dims by counters. false: not such a problem (the walker). */
+__attribute__((noinline)) static bool fast_f32(int op, const et_tensor *a, const et_tensor *b, et_tensor *out, float alpha) {
+  if (a->dtype != ET_FLOAT || b->dtype != ET_FLOAT || out->dtype != ET_FLOAT) return false;
+  if (op == OP_RSUB) {  /* b - alpha * a */
+    const et_tensor *t = a; a = b; b = t;
+    op = OP_SUB;
+  }
+  if (op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_DIV && op != OP_MIN && op != OP_MAX) return false;
+  const uint32_t nd = out->ndim;
+  if (a->ndim > nd || b->ndim > nd) return false;
+  size_t n = (size_t)et_numel(out);
+  if (n == 0) return true;
+  ptrdiff_t so[ET_MAX_DIMS], sa[ET_MAX_DIMS], sb[ET_MAX_DIMS];
+  et_tensor_strides(out, so);
+  et_bcast_strides(a, nd, out->sizes, sa);
+  et_bcast_strides(b, nd, out->sizes, sb);
+  /* kept dims, outermost first in the output's memory order, merged */
+  int32_t sz[ET_MAX_DIMS];
+  ptrdiff_t to[ET_MAX_DIMS], ta[ET_MAX_DIMS], tb[ET_MAX_DIMS];
+  uint32_t k = 0;
+  for (uint32_t j = 0; j < nd; j++) {
+    const uint32_t d = out->dim_order && !et_is_contiguous(out) ? out->dim_order[j] : j;
+    if (d >= nd) return false;
+    const int32_t s = out->sizes[d];
+    if (s == 1) continue;
+    if (k && to[k - 1] == so[d] * s && ta[k - 1] == sa[d] * s && tb[k - 1] == sb[d] * s) {
+      sz[k - 1] *= s; to[k - 1] = so[d]; ta[k - 1] = sa[d]; tb[k - 1] = sb[d];
+      continue;
+    }
+    sz[k] = s; to[k] = so[d]; ta[k] = sa[d]; tb[k] = sb[d];
+    k++;
+  }
+  if (k == 0) { sz[0] = 1; to[0] = 1; ta[0] = tb[0] = 0; k = 1; }
+  const uint32_t in = k - 1;
+  if (to[in] != 1 || (ta[in] != 0 && ta[in] != 1) || (tb[in] != 0 && tb[in] != 1)) return false;
+  int mode = ta[in] && tb[in] ? 0 : tb[in] == 0 && ta[in] ? 1 : ta[in] == 0 && tb[in] ? 2 : -1;
+  if (mode < 0) { /* both one value along the run: as a run of one value (n == 1) or not ours */
+    if (sz[in] != 1) return false;
+    mode = 0;
+  }
+  const float *x = (const float *)a->data, *y = (const float *)b->data;
+  float *o = (float *)out->data;
+  const size_t len = (size_t)sz[in], outer = n / len;
+  int32_t cnt[ET_MAX_DIMS] = {0};
+  ptrdiff_t xo = 0, yo = 0, oo = 0;
+#ifdef BIN_MVE
+  const run_fn fn = (op == OP_ADD || op == OP_SUB || op == OP_MUL) && alpha == 1.0f
+                        ? run_fns[op == OP_ADD ? 0 : op == OP_SUB ? 1 : 2][mode] : NULL;
+#endif
+  for (size_t r = 0; r < outer; r++) {
+#ifdef BIN_MVE
+    if (fn) fn(x + xo, y + yo, o + oo, len);
+    else
+#endif
+      run_scalar(op, mode, x + xo, y + yo, o + oo, len, alpha);
+    for (uint32_t d = in; d-- > 0;) { /* the next run */
+      xo += ta[d]; yo += tb[d]; oo += to[d];
+      if (++cnt[d] < sz[d]) break;
+      cnt[d] = 0;
+      xo -= ta[d] * sz[d]; yo -= tb[d] * sz[d]; oo -= to[d] * sz[d];
+    }
+  }
+  return true;
 }
 
 static et_status binary_run(et_kctx *ctx, int op, et_tensor *a, et_tensor *b, et_tensor *out,
@@ -232,6 +276,15 @@ static bool scalar_tensor(scalar_t *s, const et_value *v) {
   return true;
 }
 
+/* An integer or bool Scalar against a float32 tensor into float32: the value as float32 up front (what the
+ * walker's et_load_f gives element by element), so that the float32 runs take it */
+static void scalar_as_f32(scalar_t *s, const et_tensor *a, const et_tensor *out) {
+  if (a->dtype != ET_FLOAT || out->dtype != ET_FLOAT || s->t.dtype == ET_FLOAT) return;
+  s->v.f = s->t.dtype == ET_LONG ? (float)s->v.i : s->v.b ? 1.0f : 0.0f;
+  s->t.dtype = ET_FLOAT;
+  s->t.capacity = 4;
+}
+
 /* args: self, other(Tensor), [alpha], out */
 static et_status tensor_tensor(et_kctx *ctx, et_value *const *args, uint32_t nargs, int op, bool has_alpha) {
   uint32_t oi = has_alpha ? 3 : 2;
@@ -254,6 +307,7 @@ static et_status tensor_scalar(et_kctx *ctx, et_value *const *args, uint32_t nar
   if ((st = et_arg_tensor(ctx, args, oi, &out)) != ET_OK) return st;
   scalar_t s;
   if (!scalar_tensor(&s, args[1])) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
+  scalar_as_f32(&s, a, out);
   return binary_run(ctx, op, a, &s.t, out, has_alpha ? args[2] : 0, oi);
 }
 
@@ -301,6 +355,7 @@ ET_OP("aten::div.Scalar_mode_out", k_aten_div_scalar_mode_out) {
   if ((st = et_arg_tensor(ctx, args, 3, &out)) != ET_OK) return st;
   scalar_t s;
   if (!scalar_tensor(&s, args[1])) { ctx->err_detail = 1; return ET_ERR_INVALID_ARGUMENT; }
+  scalar_as_f32(&s, a, out);
   return binary_run(ctx, op, a, &s.t, out, 0, 3);
 }
 

@@ -6,6 +6,7 @@
 #include "conv_transpose.h"
 #include "conv_gemm.h"
 #include "conv_dw.h"
+#include "conv_rows.h"
 
 /* The many-channel paths (conv_gemm.h): pointwise NCHW with contiguous planes, channels-last
  * depthwise and channels-last convolutions with several channels per group. false: not one of them. */
@@ -46,6 +47,15 @@ static bool conv_f32_gemm(const conv_geo *g, uint32_t nd, const float *x, const 
     }
     return true;
   }
+#ifdef CONV_MVE
+  if (!cl) { /* few input channels (first layers): im2col rows and the pointwise GEMM, outputs stored in place */
+    const int32_t q = conv_rows_q(g);
+    if (q) {
+      conv_rows_nchw(g, q, x, w, bias, y);
+      return true;
+    }
+  }
+#endif
   /* NCHW: Helium reads the input in place and scatters the outputs to their planes; worth it from 8
    * output channels a group with a column stride (the patch path copies those taps one by one);
    * portable C keeps NCHW on the patch path */

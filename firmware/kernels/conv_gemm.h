@@ -89,18 +89,6 @@ typedef void (*pw_fn)(const pw_args *, int32_t, int32_t);
 static const pw_fn pw_blocks[2][2][2] = {{{pw_block_100, pw_block_101}, {pw_block_110, pw_block_111}},
                                          {{pw_block_200, pw_block_201}, {pw_block_210, pw_block_211}}};
 
-/* O output planes of a->P pixels */
-static void conv_pw_nchw(const pw_args *a, int32_t O) {
-  const int unit = a->wc == 1;
-  for (int32_t o = 0; o < O; o += 2) {
-    const int mi = O - o >= 2;
-    const pw_fn full = pw_blocks[mi][1][unit], part = pw_blocks[mi][0][unit];
-    int32_t p = 0;
-    for (; p + 12 <= a->P; p += 12) full(a, o, p);
-    if (p < a->P) part(a, o, p);
-  }
-}
-
 /* ---------------------------------------------------------------- KxK channels-last */
 
 typedef struct {
@@ -230,28 +218,34 @@ static inline __attribute__((always_inline)) void nhwc_block(const nhwc_args *a,
   }
 NHWC_FN(0, 0) NHWC_FN(0, 1) NHWC_FN(1, 0) NHWC_FN(1, 1)
 #undef NHWC_FN
-/* The lean case of nhwc_block (1x1 taps, unit strides along K): 3 rows s0..s2 of K floats times the
- * output channels' weight rows (wo apart), stored for pixels m < np at y + m * ys, channel o at o * yc. */
+/* The lean case of nhwc_block (1x1 taps, weights unit-strided along K): 3 rows s0..s2 of K floats (xk
+ * apart: 1 channels-last, the plane size NCHW) times the output channels' weight rows (wo apart), stored
+ * for pixels m < np at y + m * ys, channel o at o * yc. */
 typedef struct {
   const float *s[3], *w, *bias;
   float *y;
-  ptrdiff_t wo, ys, yc;
-  int32_t K, O, np;
+  ptrdiff_t wo, ys, yc, xk;
+  int32_t K, O, np, adj; /* adj: s[m] = s[0] + m (neighbouring pixels of an NCHW plane) */
 } gemm3_args;
 
+/* XK 0: rows s0..s2 each unit-strided along K (three post-incremented pointers); 1: the three pixels are
+ * neighbours (s[m] = s[0] + m, NCHW planes), one pointer steps xk along K; 2: three pointers step xk */
 static inline __attribute__((always_inline)) void gemm3_o(const gemm3_args *g, int32_t o, uint32x4_t off,
-                                                          uint32x4_t yoff, int FULL) {
+                                                          uint32x4_t yoff, int FULL, int XK) {
   mve_pred16_t q0, q1;
   float32x4_t b0, b1;
   oc8_start(g->bias, o, g->O, FULL, &q0, &q1, &b0, &b1);
   float32x4_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
   const float *s0 = g->s[0], *s1 = g->s[1], *s2 = g->s[2], *wp = g->w + o * g->wo;
-  const ptrdiff_t wo4 = 4 * g->wo;
+  const ptrdiff_t wo4 = 4 * g->wo, xk = g->xk;
   for (int32_t k = g->K; k > 0; k--, wp++) {
     float32x4_t v0, v1;
     if (FULL) { v0 = vldrwq_gather_shifted_offset_f32(wp, off); v1 = vldrwq_gather_shifted_offset_f32(wp + wo4, off); }
     else { v0 = vldrwq_gather_shifted_offset_z_f32(wp, off, q0); v1 = vldrwq_gather_shifted_offset_z_f32(wp + wo4, off, q1); }
-    const float x0 = *s0++, x1 = *s1++, x2 = *s2++;
+    float x0, x1, x2;
+    if (XK == 0) { x0 = *s0++; x1 = *s1++; x2 = *s2++; }
+    else if (XK == 1) { x0 = s0[0]; x1 = s0[1]; x2 = s0[2]; s0 += xk; }
+    else { x0 = *s0; x1 = *s1; x2 = *s2; s0 += xk; s1 += xk; s2 += xk; }
     a00 = vfmaq_n_f32(a00, v0, x0); a01 = vfmaq_n_f32(a01, v1, x0);
     a10 = vfmaq_n_f32(a10, v0, x1); a11 = vfmaq_n_f32(a11, v1, x1);
     a20 = vfmaq_n_f32(a20, v0, x2); a21 = vfmaq_n_f32(a21, v1, x2);
@@ -263,8 +257,55 @@ static __attribute__((noinline)) void gemm3(const gemm3_args *g) {
   const uint32x4_t lane = vidupq_n_u32(0, 1);
   const uint32x4_t off = vmulq_n_u32(lane, (uint32_t)g->wo), yoff = vmulq_n_u32(lane, (uint32_t)g->yc);
   int32_t o = 0;
-  for (; o + 8 <= g->O; o += 8) gemm3_o(g, o, off, yoff, 1);
-  if (o < g->O) gemm3_o(g, o, off, yoff, 0);
+  if (g->xk == 1) {
+    for (; o + 8 <= g->O; o += 8) gemm3_o(g, o, off, yoff, 1, 0);
+    if (o < g->O) gemm3_o(g, o, off, yoff, 0, 0);
+  } else if (g->adj) {
+    for (; o + 8 <= g->O; o += 8) gemm3_o(g, o, off, yoff, 1, 1);
+    if (o < g->O) gemm3_o(g, o, off, yoff, 0, 1);
+  } else {
+    for (; o + 8 <= g->O; o += 8) gemm3_o(g, o, off, yoff, 1, 2);
+    if (o < g->O) gemm3_o(g, o, off, yoff, 0, 2);
+  }
+}
+
+/* One pixel (1x1 planes: SE squeezes and excitations): y[o] = b[o] + W[o, :] . x, four output rows a pass
+ * sharing each input vector, the weight rows contiguous (wc == 1), sums over the lanes through a VLD4
+ * transpose. x is K floats at unit stride; outputs o * yc apart. */
+static __attribute__((noinline)) void gemv4(const float *x, const float *w, const float *bias, float *y, ptrdiff_t wo,
+                                            ptrdiff_t yc, int32_t K, int32_t O) {
+  const mve_pred16_t qt = vctp32q((uint32_t)(K & 3));
+  const int32_t k4 = K >> 2;
+  float t[16];
+  int32_t o = 0;
+  for (; o + 4 <= O; o += 4) {
+    const float *w0 = w + o * wo, *w1 = w0 + wo, *w2 = w1 + wo, *w3 = w2 + wo, *xp = x;
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    for (int32_t k = k4; k > 0; k--, xp += 4, w0 += 4, w1 += 4, w2 += 4, w3 += 4) {
+      const float32x4_t v = vld1q_f32(xp);
+      a0 = vfmaq_f32(a0, v, vld1q_f32(w0)); a1 = vfmaq_f32(a1, v, vld1q_f32(w1));
+      a2 = vfmaq_f32(a2, v, vld1q_f32(w2)); a3 = vfmaq_f32(a3, v, vld1q_f32(w3));
+    }
+    if (K & 3) {
+      const float32x4_t v = vld1q_z_f32(xp, qt);
+      a0 = vfmaq_f32(a0, v, vld1q_z_f32(w0, qt)); a1 = vfmaq_f32(a1, v, vld1q_z_f32(w1, qt));
+      a2 = vfmaq_f32(a2, v, vld1q_z_f32(w2, qt)); a3 = vfmaq_f32(a3, v, vld1q_z_f32(w3, qt));
+    }
+    vst1q_f32(t, a0); vst1q_f32(t + 4, a1); vst1q_f32(t + 8, a2); vst1q_f32(t + 12, a3);
+    const float32x4x4_t r = vld4q_f32(t); /* r.val[l] = lane l of a0..a3 */
+    float32x4_t sum = vaddq_f32(vaddq_f32(r.val[0], r.val[1]), vaddq_f32(r.val[2], r.val[3]));
+    if (bias) sum = vaddq_f32(sum, vld1q_f32(bias + o));
+    if (yc == 1) vst1q_f32(y + o, sum);
+    else { vst1q_f32(t, sum); for (int l = 0; l < 4; l++) y[(o + l) * yc] = t[l]; }
+  }
+  for (; o < O; o++) {
+    const float *w0 = w + o * wo, *xp = x;
+    float32x4_t a0 = vdupq_n_f32(0.0f);
+    for (int32_t k = k4; k > 0; k--, xp += 4, w0 += 4) a0 = vfmaq_f32(a0, vld1q_f32(xp), vld1q_f32(w0));
+    if (K & 3) a0 = vfmaq_f32(a0, vld1q_z_f32(xp, qt), vld1q_z_f32(w0, qt));
+    vst1q_f32(t, a0);
+    y[o * yc] = (bias ? bias[o] : 0.0f) + ((t[0] + t[1]) + (t[2] + t[3]));
+  }
 }
 
 static void nhwc_pixels(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np) {
@@ -274,7 +315,7 @@ static void nhwc_pixels(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np) 
     const float *xr = a->x + oh * a->sh * a->xh;
     for (int m = 0; m < 3; m++) g.s[m] = xr + (m < np ? ow + m : ow) * a->sw * a->xw;
     g.w = a->w; g.bias = a->bias; g.y = a->y + oh * a->yh + ow * a->yw;
-    g.wo = a->wo; g.ys = a->yw; g.yc = a->yc; g.K = a->C; g.O = a->O; g.np = np;
+    g.wo = a->wo; g.ys = a->yw; g.yc = a->yc; g.xk = 1; g.adj = 0; g.K = a->C; g.O = a->O; g.np = np;
     gemm3(&g);
     return;
   }
@@ -333,12 +374,11 @@ static void tap_range(int32_t i0, int32_t d, int32_t n, int32_t K, int32_t *k0, 
  * output channel to be one run in (kh, kw, c) order. */
 #define CONV_COL 768 /* floats of stack */
 /* the weights of one output channel are one dense block of KH * KW * C floats, in any order of the
- * three dims (NCHW: (c, kh, kw); channels-last: (kh, kw, c)), and a kernel row's taps one run in the
- * input (channels-last, or one channel): else filling the buffer costs more than the per-tap loop */
+ * three dims (NCHW: (c, kh, kw); channels-last: (kh, kw, c)); the input in any layout (nhwc_pixels_col
+ * copies a kernel row's taps as one run where they are one in the input and in col, else tap by tap) */
 static bool col_fits(const nhwc_args *a) {
   const int32_t K = a->KH * a->KW * a->C;
   if (a->C >= 8 || 3 * K > CONV_COL) return false;
-  if (!((a->C == 1 || (a->xc == 1 && a->wc == 1)) && a->ww == a->C && a->xw == a->C && a->dw == 1)) return false;
   ptrdiff_t st[3] = {a->wh, a->ww, a->wc};
   int32_t sz[3] = {a->KH, a->KW, a->C};
   ptrdiff_t next = 1;
@@ -357,20 +397,47 @@ static bool col_fits(const nhwc_args *a) {
 /* col row m: the taps of pixel m in the weights' order (kh * wh + kw * ww + c * wc), zeros outside */
 static void nhwc_pixels_col(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np, float *col) {
   const int32_t K = a->KH * a->KW * a->C, C = a->C, KW = a->KW, dw = a->dw;
-  const ptrdiff_t xw = a->xw, wh = a->wh, ww = a->ww;
-  for (int32_t i = 0; i < 3 * K; i++) col[i] = 0.0f;
-  for (int32_t m = 0; m < np; m++) {
+  const ptrdiff_t xw = a->xw, xc = a->xc, wh = a->wh, ww = a->ww, wc = a->wc;
+  const int run = (C == 1 || (xc == 1 && wc == 1)) && ww == C && xw == C && dw == 1;
+  const int32_t iwa = ow * a->sw - a->pw, iwz = (ow + 2) * a->sw - a->pw + (KW - 1) * dw;
+  const int32_t iha = oh * a->sh - a->ph, ihz = iha + (a->KH - 1) * a->dh;
+  const int inside = np == 3 && iwa >= 0 && iwz < a->W && iha >= 0 && ihz < a->H; /* every tap: no zeros */
+  int32_t nfill = np; /* pixels filled below, their valid taps' runs */
+  if (inside && !run) { /* tap by tap, the three pixels' values of a tap together */
+    const ptrdiff_t ps = a->sw * xw, ts = dw * xw;
+    for (int32_t c = 0; c < C; c++)
+      for (int32_t kh = 0; kh < a->KH; kh++) {
+        const float *x = a->x + c * xc + (iha + kh * a->dh) * a->xh + iwa * xw;
+        float *d = col + c * wc + kh * wh;
+        for (int32_t kw = KW; kw > 0; kw--, x += ts, d += ww) {
+          const float v0 = x[0], v1 = x[ps], v2 = x[2 * ps];
+          d[0] = v0; d[K] = v1; d[2 * K] = v2;
+        }
+      }
+    nfill = 0;
+  } else if (!inside) {
+    for (int32_t i = 0; i < 3 * K; i++) col[i] = 0.0f;
+  }
+  for (int32_t m = 0; m < nfill; m++) {
     const int32_t iw0 = (ow + m) * a->sw - a->pw;
     int32_t kw0, kw1;
     tap_range(iw0, dw, a->W, KW, &kw0, &kw1);
     if (kw1 <= kw0) continue;
     float *row = col + m * K;
-    for (int32_t kh = 0; kh < a->KH; kh++) { /* the row's valid taps: one run in the input and in col */
+    for (int32_t kh = 0; kh < a->KH; kh++) {
       const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
       if (ih < 0 || ih >= a->H) continue;
-      const float *x = a->x + ih * a->xh + (iw0 + kw0) * xw;
+      const float *x = a->x + ih * a->xh + (iw0 + kw0 * dw) * xw;
       float *d = row + kh * wh + kw0 * ww;
-      for (int32_t i = 0; i < (kw1 - kw0) * C; i++) d[i] = x[i];
+      if (run) { /* the row's valid taps: one run in the input and in col */
+        for (int32_t i = 0; i < (kw1 - kw0) * C; i++) d[i] = x[i];
+        continue;
+      }
+      for (int32_t c = 0; c < C; c++, x += xc, d += wc) {
+        const float *xs = x;
+        float *ds = d;
+        for (int32_t kw = kw1 - kw0; kw > 0; kw--, xs += dw * xw, ds += ww) *ds = *xs;
+      }
     }
   }
   nhwc_args b = *a; /* a 1x1 conv over a 1 x 3 image of K channels */
@@ -389,6 +456,43 @@ static void conv_nhwc(const nhwc_args *a, int32_t OH) {
       if (use_col) nhwc_pixels_col(a, oh, ow, np, col);
       else nhwc_pixels(a, oh, ow, np);
     }
+}
+
+/* ---------------------------------------------------------------- pointwise NCHW: the driver */
+
+/* O output planes of a->P pixels */
+static void conv_pw_nchw(const pw_args *a, int32_t O) {
+  const int unit = a->wc == 1;
+#ifdef CONV_MVE
+  /* Small planes (SE squeezes on 1x1, late layers on 3x3): the output channels on the lanes instead (gemm3,
+   * 8 channels x 3 pixels a pass, weights gathered), when that takes fewer passes over the input channels
+   * than 12-pixel blocks of 2 channels, whose last block is predicated (costlier loads) */
+  if (unit && a->P == 1 && a->xc == 1) { /* one pixel: a matrix-vector product */
+    gemv4(a->x, a->w, a->bias, a->y, a->wo, a->yo, a->C, O);
+    return;
+  }
+  const int32_t nfull = a->P / 12, ntail = a->P % 12 != 0;
+  if (unit && 12 * (int64_t)((a->P + 2) / 3) * ((O + 7) / 8) < (int64_t)((O + 1) / 2) * (12 * nfull + 19 * ntail)) {
+    gemm3_args g;
+    g.w = a->w; g.bias = a->bias; g.wo = a->wo; g.ys = 1; g.yc = a->yo; g.K = a->C; g.O = O;
+    g.xk = a->xc;
+    for (int32_t p = 0; p < a->P; p += 3) {
+      g.np = a->P - p < 3 ? a->P - p : 3;
+      g.adj = g.np == 3; /* the last pixels (fewer than 3) each through a pointer of their own */
+      for (int m = 0; m < 3; m++) g.s[m] = a->x + p + (m < g.np ? m : 0);
+      g.y = a->y + p;
+      gemm3(&g);
+    }
+    return;
+  }
+#endif
+  for (int32_t o = 0; o < O; o += 2) {
+    const int mi = O - o >= 2;
+    const pw_fn full = pw_blocks[mi][1][unit], part = pw_blocks[mi][0][unit];
+    int32_t p = 0;
+    for (; p + 12 <= a->P; p += 12) full(a, o, p);
+    if (p < a->P) part(a, o, p);
+  }
 }
 
 #endif

@@ -3,6 +3,10 @@
 #include "et_kernel.h"
 #include "kernel_util.h"
 #include "etmath.h"
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+#include <arm_mve.h>
+#define RED_MVE 1
+#endif
 
 enum { R_SUM, R_MEAN, R_AMAX, R_AMIN };
 
@@ -57,7 +61,29 @@ static bool as_run(const int32_t *sizes, const ptrdiff_t *strides, uint32_t n, p
 static void reduce_runs_f32(int op, const float *x, float *y, ptrdiff_t ostep_in, ptrdiff_t ostep_out, size_t nout,
                             ptrdiff_t rstep, size_t rcount) {
   const float countf = (float)rcount;
-  for (size_t o = 0; o < nout; o++, x += ostep_in) {
+  size_t o = 0;
+#ifdef RED_MVE
+  /* four outputs a vector (their runs gathered unless the outputs are neighbours in the input), each lane the
+   * same Neumaier steps as the scalar loop below (the same results) */
+  if (ostep_in >= 0 && ostep_in <= (ptrdiff_t)(UINT32_MAX / 16)) {
+    const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)ostep_in);
+    for (; o + 4 <= nout; o += 4, x += 4 * ostep_in) {
+      float32x4_t acc = vdupq_n_f32(0.0f), comp = acc;
+      const float *p = x;
+      for (size_t r = rcount; r > 0; r--, p += rstep) {
+        const float32x4_t v = ostep_in == 1 ? vld1q_f32(p) : vldrwq_gather_shifted_offset_f32(p, off);
+        const float32x4_t t = vaddq_f32(acc, v);
+        const mve_pred16_t big = vcmpgeq_f32(vabsq_f32(acc), vabsq_f32(v));
+        comp = vaddq_f32(comp, vpselq_f32(vaddq_f32(vsubq_f32(acc, t), v), vaddq_f32(vsubq_f32(v, t), acc), big));
+        acc = t;
+      }
+      float sums[4];
+      vst1q_f32(sums, vaddq_f32(acc, comp));
+      for (int l = 0; l < 4; l++) y[(o + l) * ostep_out] = op == R_MEAN ? sums[l] / countf : sums[l];
+    }
+  }
+#endif
+  for (; o < nout; o++, x += ostep_in) {
     float acc = 0.0f, comp = 0.0f;
     const float *p = x;
     for (size_t r = 0; r < rcount; r++, p += rstep) {
