@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "realmodels"
 FLOAT = ["ds_cnn", "resnet8", "fc_autoencoder"]
 INT8 = ["ds_cnn", "resnet8", "mobilenet_v1_vww", "fc_autoencoder", "shufflenet_v2_x0_5"]   # the last: torchvision
-CASES = ["channel_shuffle", "ceil_pool", "attention"]   # kernel cases (modules below), int8 and float
+CASES = ["channel_shuffle", "ceil_pool", "attention", "dense_preact"]   # kernel cases (modules below), int8 and float
 
 
 def _case_module(name, flow="cortex_m"):
@@ -79,7 +79,29 @@ def _case_module(name, flow="cortex_m"):
             t = torch.relu(self.a(x)).flatten(2).transpose(1, 2)
             return self.att(t, t, t)[0]
 
+    class DensePreact(nn.Module):
+        """DenseNet's pattern: conv, BatchNorm, ReLU whose output a concatenation shares with a conv
+        output that has negative values, then BatchNorm -> ReLU -> conv after the concatenation (no conv
+        before that norm to fold it into)."""
+
+        def __init__(self, c=8):
+            super().__init__()
+            self.a, self.na = nn.Conv2d(3, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.b, self.nb = nn.Conv2d(c, c // 2, 3, padding=1), nn.BatchNorm2d(c + c // 2)
+            self.c = nn.Conv2d(c + c // 2, c, 1)
+            for n in (self.na, self.nb):
+                with torch.no_grad():
+                    n.running_mean.uniform_(-0.5, 0.5), n.running_var.uniform_(0.5, 2.0)
+                    n.weight.uniform_(0.5, 1.5), n.bias.uniform_(-0.3, 0.3)
+
+        def forward(self, x):
+            a = torch.relu(self.na(self.a(x)))
+            y = torch.cat([a, self.b(a)], 1)
+            return self.c(torch.relu(self.nb(y)))
+
     torch.manual_seed(0)
+    if name == "dense_preact":
+        return DensePreact().eval(), (torch.randn(1, 3, 8, 8),)
     if name == "attention":
         return Attention().eval(), (torch.randn(1, 3, 8, 8),)
     if name == "channel_shuffle":
@@ -169,6 +191,18 @@ def test_operator_a_cortex_m_pass_cannot_lower_stays_float():
     assert list(e["kept_float"]) == ["bmm"], e["kept_float"]
     assert "aten::bmm.out" in e["operators"]
     assert "cortex_m::quantized_linear.out" in e["operators"]
+
+
+def test_int8_densenet_pattern_runs_in_int8():
+    """DenseNet's BatchNorm after a concatenation becomes an int8 depthwise 1x1 conv (norm_as_depthwise.py;
+    left alone, the Cortex-M passes fed the next quantized conv a float tensor), and the ReLU sharing the
+    concatenation's quantisation is fused into its conv (activation_ranges.py; left alone, the conv stayed
+    aten::convolution on int8 codes, which the device runtime refuses)."""
+    e = export("dense_preact", "cortex_m")
+    ops = e["operators"]
+    assert not [o for o in ops if o.startswith("aten::") and o != "aten::cat.out"], ops
+    assert "cortex_m::quantized_depthwise_conv2d.out" in ops and "cortex_m::quantized_conv2d.out" in ops
+    assert not e["kept_float"] and e["int8_share"] == 1.0
 
 
 @pytest.mark.parametrize("name,flow", FLOAT_PROGRAMS + INT8_PROGRAMS, ids=lambda v: str(v))

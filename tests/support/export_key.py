@@ -24,7 +24,8 @@ def export_sources(*flow_modules: str) -> list[Path]:
 
 
 # each flow's own export modules, besides the driver and the lowering
-FLOW_MODULES = {"portable": (), "cortex_m": ("cortex_m_export.py", "view_layout.py", "shuffle_layout.py"),
+FLOW_MODULES = {"portable": (), "cortex_m": ("cortex_m_export.py", "view_layout.py", "shuffle_layout.py", "norm_as_depthwise.py",
+                          "activation_ranges.py"),
                 "xnnpack": ("export_xnnpack.py",)}
 
 
