@@ -32,7 +32,8 @@ from support.suite import require_board
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "realmodels"
 FLOAT = ["ds_cnn", "resnet8", "fc_autoencoder"]
-INT8 = ["ds_cnn", "resnet8", "mobilenet_v1_vww", "fc_autoencoder", "shufflenet_v2_x0_5"]   # the last: torchvision
+# shufflenet_v2_x0_5: torchvision; tc_resnet8: 1-d convolutions (3-d input)
+INT8 = ["ds_cnn", "resnet8", "mobilenet_v1_vww", "fc_autoencoder", "shufflenet_v2_x0_5", "tc_resnet8"]
 CASES = ["channel_shuffle", "ceil_pool", "attention", "dense_preact"]   # kernel cases (modules below), int8 and float
 
 
@@ -57,15 +58,18 @@ def _case_module(name, flow="cortex_m"):
             return self.b(x) + 1
 
     class CeilPool(nn.Module):
-        """conv, max pool 3x3 s2 ceil_mode (GoogLeNet's), conv."""
+        """conv, max pool 3x3 s2 ceil_mode, then GoogLeNet's inception input: a conv of it and a conv after
+        a second (3x3 s1 pad 1, ceil_mode) pool of it, concatenated."""
 
         def __init__(self, c=8):
             super().__init__()
-            self.a, self.b = nn.Conv2d(3, c, 3, padding=1), nn.Conv2d(c, c, 1)
+            self.a, self.b, self.d = nn.Conv2d(3, c, 3, padding=1), nn.Conv2d(c, c, 1), nn.Conv2d(c, c, 1)
             self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)
+            self.pool2 = nn.MaxPool2d(3, 1, padding=1, ceil_mode=True)
 
         def forward(self, x):
-            return self.b(self.pool(torch.relu(self.a(x))))
+            y = self.pool(torch.relu(self.a(x)))
+            return torch.cat([self.b(y), self.d(self.pool2(y))], 1)
 
     class Attention(nn.Module):
         """nn.MultiheadAttention over a conv's pixels: a Cortex-M pass fails on its int8 bmm (an int32
@@ -175,9 +179,10 @@ def test_int8_export_of_nchw_module_runs_convolutions_in_int8(name):
 
 
 def test_operator_the_quantizer_cannot_run_stays_float():
-    """The quantizer keeps the ceil-mode max pool out (float between a dequantize and a quantize); export
-    then runs it on the int8 codes (padded, floor-mode int8 pool, requantising table), which the bundled
-    cases (expected outputs: the float-pool graph) check on the boards."""
+    """The quantizer keeps the ceil-mode max pools out (float between a dequantize and a quantize, and a pool
+    of a pool float throughout); export then runs them on the int8 codes (padded, floor-mode int8 pool,
+    requantising table), which the bundled cases (expected outputs: the float-pool graph) check on the
+    boards."""
     e = export("ceil_pool", "cortex_m")
     assert list(e["kept_float"]) == ["max_pool2d"], e["kept_float"]
     assert "aten::max_pool2d_with_indices.out" not in e["operators"]

@@ -60,3 +60,32 @@ class ProxylessMobile(nn.Module):
 
     def forward(self, x):
         return self.fc(self.pool(self.features(x)).flatten(1))
+
+
+class _TCBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.a = nn.Sequential(nn.Conv1d(cin, cout, 9, stride, 4, bias=False), nn.BatchNorm1d(cout), nn.ReLU())
+        self.b = nn.Sequential(nn.Conv1d(cout, cout, 9, 1, 4, bias=False), nn.BatchNorm1d(cout))
+        self.short = (nn.Sequential(nn.Conv1d(cin, cout, 1, stride, bias=False), nn.BatchNorm1d(cout), nn.ReLU())
+                      if stride != 1 or cin != cout else nn.Identity())
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.b(self.a(x)) + self.short(x))
+
+
+class TCResNet8(nn.Module):
+    """TC-ResNet8 keyword spotting (Choi et al., Interspeech 2019, table of TC-ResNet8): the 40 MFCC
+    coefficients of 98 frames as 40 channels of a 1-d temporal signal; conv 3 (16k), three residual blocks
+    of 9-tap temporal convs with stride 2 (24k, 32k, 48k), average pool, FC 12. `width` is the paper's k."""
+
+    def __init__(self, width: float = 1.0, classes: int = 12, mfcc: int = 40):
+        super().__init__()
+        c = [max(4, int(round(n * width))) for n in (16, 24, 32, 48)]
+        self.stem = nn.Conv1d(mfcc, c[0], 3, 1, 1, bias=False)
+        self.blocks = nn.Sequential(*(_TCBlock(a, b, 2) for a, b in zip(c, c[1:])))
+        self.fc = nn.Linear(c[-1], classes)
+
+    def forward(self, x):
+        return self.fc(self.blocks(self.stem(x)).mean(-1))

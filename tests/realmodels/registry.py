@@ -86,6 +86,9 @@ MODELS: dict[str, Entry] = {
                                                                 blocks=10 if s else len(mcu.PROXYLESS_MOBILE)),
                                   (1, 3, 96, 96), (1, 3, 32, 32),
                                   "ProxylessNAS-Mobile width 0.5 (MBConv 3x3/5x5/7x7, 96x96, 2 classes)", "paper"),
+    # 1-d temporal convolutions over 40 MFCC channels (3-d input)
+    "tc_resnet8": Entry(lambda s: mcu.TCResNet8(width=0.5 if s else 1.0), (1, 40, 98), (1, 40, 98),
+                        "TC-ResNet8 keyword spotting (1-d convs, 40 MFCC x 98 frames, 12 classes)", "paper"),
 }
 TORCHVISION = sorted(n for n, e in MODELS.items() if e.source == "torchvision")
 # networks the kernel work was not tuned on: torchvision's and those written from NAS papers' tables
