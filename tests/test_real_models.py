@@ -86,13 +86,14 @@ def _case_module(name, flow="cortex_m"):
     class DensePreact(nn.Module):
         """DenseNet's pattern: conv, BatchNorm, ReLU whose output a concatenation shares with a conv
         output that has negative values, then BatchNorm -> ReLU -> conv after the concatenation (no conv
-        before that norm to fold it into)."""
+        before that norm to fold it into); the conv inside has padding='same' with an even kernel, the
+        last one dilation 2."""
 
         def __init__(self, c=8):
             super().__init__()
             self.a, self.na = nn.Conv2d(3, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
-            self.b, self.nb = nn.Conv2d(c, c // 2, 3, padding=1), nn.BatchNorm2d(c + c // 2)
-            self.c = nn.Conv2d(c + c // 2, c, 1)
+            self.b, self.nb = nn.Conv2d(c, c // 2, 4, padding="same"), nn.BatchNorm2d(c + c // 2)
+            self.c = nn.Conv2d(c + c // 2, c, 3, padding=2, dilation=2)
             for n in (self.na, self.nb):
                 with torch.no_grad():
                     n.running_mean.uniform_(-0.5, 0.5), n.running_var.uniform_(0.5, 2.0)
@@ -202,11 +203,14 @@ def test_int8_densenet_pattern_runs_in_int8():
     """DenseNet's BatchNorm after a concatenation becomes an int8 depthwise 1x1 conv (norm_as_depthwise.py;
     left alone, the Cortex-M passes fed the next quantized conv a float tensor), and the ReLU sharing the
     concatenation's quantisation is fused into its conv (activation_ranges.py; left alone, the conv stayed
-    aten::convolution on int8 codes, which the device runtime refuses)."""
+    aten::convolution on int8 codes, which the device runtime refuses); padding='same' becomes explicit
+    (conv_padding.py; left alone, that conv stayed in float); the dilated conv exports (its reference ran
+    into ATen's missing integer dilated convolution: oracle_portable.py)."""
     e = export("dense_preact", "cortex_m")
     ops = e["operators"]
     assert not [o for o in ops if o.startswith("aten::") and o != "aten::cat.out"], ops
     assert "cortex_m::quantized_depthwise_conv2d.out" in ops and "cortex_m::quantized_conv2d.out" in ops
+    assert "cortex_m::pad.out" in ops   # the even kernel's extra row and column
     assert not e["kept_float"] and e["int8_share"] == 1.0
 
 

@@ -104,12 +104,15 @@ def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55", keep_
     from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
     from executorch.devtools.etrecord import ETRecord
     from executorch.exir import EdgeProgramManager, to_edge
-    from . import activation_ranges, conv1d_as_conv2d, cortex_m_export, norm_as_depthwise
+    from . import activation_ranges, conv1d_as_conv2d, conv_padding, cortex_m_export, norm_as_depthwise
     cpu_key = cpu.upper().replace("CORTEX-", "").replace("+", "PLUS")
     if cpu_key not in CortexM.__members__:
         raise ExportError(f"the cortex_m flow has no target config for cpu '{cpu}' "
                           f"(known: {', '.join(CortexM.__members__)})")
     def prep(gm):
+        gm, n = conv_padding.explicit_conv_padding(gm, example_inputs)
+        if n:
+            _say(f"{n} convolution(s) with padding='same'/'valid' given explicit padding (int8)")
         gm, n = conv1d_as_conv2d.conv1d_as_conv2d(gm, example_inputs)
         if n:
             _say(f"{n} Conv1d(s) done as 2-d convolutions on channels_last (N, C, 1, W) (int8)")
