@@ -13,11 +13,14 @@ M55 int8 <= 0.5 instructions/MAC whole model, pointwise <= 0.25, 3x3 depthwise <
 fewer instructions than f32, M55 f32 <= 1.5, M4 int8 <= 2.5.
 
     .venv/bin/python bench/real_models.py [--models ds_cnn,resnet8] [--variants m55_int8,m55_f32,m4_int8]
---models takes any tests/realmodels name; `--models heldout`: the torchvision networks the kernels were not
-tuned on (shufflenet_v2_x0_5, mnasnet0_5, mobilenet_v3_small, googlenet, resnet18; since session 4 also
-efficientnet_b0, regnet_x_400mf, regnet_y_400mf, squeezenet1_1, mnasnet1_0). At 96x96 with 1000 classes,
-the int8 weights of googlenet, resnet18, efficientnet_b0, regnet_x/y_400mf and mnasnet1_0 (4.3 to 11.7 M)
-alone exceed mps2-an386's 4 MB, so their m4_int8 rows fail with the plan's "does not fit" message.
+--models takes any tests/realmodels name; `--models heldout`: the networks the kernels were not tuned on
+(realmodels.HELDOUT: shufflenet_v2_x0_5, mnasnet0_5, mobilenet_v3_small, googlenet, resnet18; since session 4
+also efficientnet_b0, regnet_x_400mf, regnet_y_400mf, squeezenet1_1, mnasnet1_0; since session 5
+mobilenet_v3_large, shufflenet_v2_x1_0, squeezenet1_0, mobilenet_v2 (width 1.0), densenet121 and resnet50
+(both at 64x64) and ProxylessNAS-Mobile width 0.5 (written from the paper's table, 7x7 depthwise)). At 96x96
+with 1000 classes, the int8 weights of googlenet, resnet18, efficientnet_b0, regnet_x/y_400mf, mnasnet1_0,
+mobilenet_v3_large, densenet121 and resnet50 (4.3 to 25.6 M) alone exceed mps2-an386's 4 MB, so their m4_int8
+rows fail with the plan's "does not fit" message.
 Exports are cached by content under .cache/bench/realmodels (model sources, export code, reference code,
 package versions): a re-run after kernel work only rebuilds and runs."""
 from __future__ import annotations
@@ -190,7 +193,7 @@ def main(argv=None) -> list[Row]:
     a = ap.parse_args(argv)
     if a.models == "heldout":
         import realmodels
-        a.models = ",".join(n for n in realmodels.TORCHVISION if n not in MODELS)
+        a.models = ",".join(n for n in realmodels.HELDOUT if n not in MODELS)
     results, failed = [], []
     for m in a.models.split(","):
         for v in a.variants.split(","):

@@ -32,8 +32,9 @@ from support.suite import require_board
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "realmodels"
 FLOAT = ["ds_cnn", "resnet8", "fc_autoencoder"]
-INT8 = ["ds_cnn", "resnet8", "mobilenet_v1_vww", "fc_autoencoder", "shufflenet_v2_x0_5"]   # the last: torchvision
-CASES = ["channel_shuffle", "ceil_pool", "attention"]   # kernel cases (modules below), int8 and float
+# shufflenet_v2_x0_5: torchvision; tc_resnet8: 1-d convolutions (3-d input)
+INT8 = ["ds_cnn", "resnet8", "mobilenet_v1_vww", "fc_autoencoder", "shufflenet_v2_x0_5", "tc_resnet8"]
+CASES = ["channel_shuffle", "ceil_pool", "attention", "dense_preact"]   # kernel cases (modules below), int8 and float
 
 
 def _case_module(name, flow="cortex_m"):
@@ -57,15 +58,18 @@ def _case_module(name, flow="cortex_m"):
             return self.b(x) + 1
 
     class CeilPool(nn.Module):
-        """conv, max pool 3x3 s2 ceil_mode (GoogLeNet's), conv."""
+        """conv, max pool 3x3 s2 ceil_mode, then GoogLeNet's inception input: a conv of it and a conv after
+        a second (3x3 s1 pad 1, ceil_mode) pool of it, concatenated."""
 
         def __init__(self, c=8):
             super().__init__()
-            self.a, self.b = nn.Conv2d(3, c, 3, padding=1), nn.Conv2d(c, c, 1)
+            self.a, self.b, self.d = nn.Conv2d(3, c, 3, padding=1), nn.Conv2d(c, c, 1), nn.Conv2d(c, c, 1)
             self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)
+            self.pool2 = nn.MaxPool2d(3, 1, padding=1, ceil_mode=True)
 
         def forward(self, x):
-            return self.b(self.pool(torch.relu(self.a(x))))
+            y = self.pool(torch.relu(self.a(x)))
+            return torch.cat([self.b(y), self.d(self.pool2(y))], 1)
 
     class Attention(nn.Module):
         """nn.MultiheadAttention over a conv's pixels: a Cortex-M pass fails on its int8 bmm (an int32
@@ -79,7 +83,30 @@ def _case_module(name, flow="cortex_m"):
             t = torch.relu(self.a(x)).flatten(2).transpose(1, 2)
             return self.att(t, t, t)[0]
 
+    class DensePreact(nn.Module):
+        """DenseNet's pattern: conv, BatchNorm, ReLU whose output a concatenation shares with a conv
+        output that has negative values, then BatchNorm -> ReLU -> conv after the concatenation (no conv
+        before that norm to fold it into); the conv inside has padding='same' with an even kernel, the
+        last one dilation 2."""
+
+        def __init__(self, c=8):
+            super().__init__()
+            self.a, self.na = nn.Conv2d(3, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.b, self.nb = nn.Conv2d(c, c // 2, 4, padding="same"), nn.BatchNorm2d(c + c // 2)
+            self.c = nn.Conv2d(c + c // 2, c, 3, padding=2, dilation=2)
+            for n in (self.na, self.nb):
+                with torch.no_grad():
+                    n.running_mean.uniform_(-0.5, 0.5), n.running_var.uniform_(0.5, 2.0)
+                    n.weight.uniform_(0.5, 1.5), n.bias.uniform_(-0.3, 0.3)
+
+        def forward(self, x):
+            a = torch.relu(self.na(self.a(x)))
+            y = torch.cat([a, self.b(a)], 1)
+            return self.c(torch.relu(self.nb(y)))
+
     torch.manual_seed(0)
+    if name == "dense_preact":
+        return DensePreact().eval(), (torch.randn(1, 3, 8, 8),)
     if name == "attention":
         return Attention().eval(), (torch.randn(1, 3, 8, 8),)
     if name == "channel_shuffle":
@@ -153,9 +180,10 @@ def test_int8_export_of_nchw_module_runs_convolutions_in_int8(name):
 
 
 def test_operator_the_quantizer_cannot_run_stays_float():
-    """The quantizer keeps the ceil-mode max pool out (float between a dequantize and a quantize); export
-    then runs it on the int8 codes (padded, floor-mode int8 pool, requantising table), which the bundled
-    cases (expected outputs: the float-pool graph) check on the boards."""
+    """The quantizer keeps the ceil-mode max pools out (float between a dequantize and a quantize, and a pool
+    of a pool float throughout); export then runs them on the int8 codes (padded, floor-mode int8 pool,
+    requantising table), which the bundled cases (expected outputs: the float-pool graph) check on the
+    boards."""
     e = export("ceil_pool", "cortex_m")
     assert list(e["kept_float"]) == ["max_pool2d"], e["kept_float"]
     assert "aten::max_pool2d_with_indices.out" not in e["operators"]
@@ -169,6 +197,21 @@ def test_operator_a_cortex_m_pass_cannot_lower_stays_float():
     assert list(e["kept_float"]) == ["bmm"], e["kept_float"]
     assert "aten::bmm.out" in e["operators"]
     assert "cortex_m::quantized_linear.out" in e["operators"]
+
+
+def test_int8_densenet_pattern_runs_in_int8():
+    """DenseNet's BatchNorm after a concatenation becomes an int8 depthwise 1x1 conv (norm_as_depthwise.py;
+    left alone, the Cortex-M passes fed the next quantized conv a float tensor), and the ReLU sharing the
+    concatenation's quantisation is fused into its conv (activation_ranges.py; left alone, the conv stayed
+    aten::convolution on int8 codes, which the device runtime refuses); padding='same' becomes explicit
+    (conv_padding.py; left alone, that conv stayed in float); the dilated conv exports (its reference ran
+    into ATen's missing integer dilated convolution: oracle_portable.py)."""
+    e = export("dense_preact", "cortex_m")
+    ops = e["operators"]
+    assert not [o for o in ops if o.startswith("aten::") and o != "aten::cat.out"], ops
+    assert "cortex_m::quantized_depthwise_conv2d.out" in ops and "cortex_m::quantized_conv2d.out" in ops
+    assert "cortex_m::pad.out" in ops   # the even kernel's extra row and column
+    assert not e["kept_float"] and e["int8_share"] == 1.0
 
 
 @pytest.mark.parametrize("name,flow", FLOAT_PROGRAMS + INT8_PROGRAMS, ids=lambda v: str(v))

@@ -54,3 +54,32 @@ def test_export_key_follows_the_reference_code(tmp_path, monkeypatch):
         with open(tmp_path / name, "a") as f:
             f.write("\n# changed\n")
         assert kernelcase._hash("src", ["cortex_m"], "cortex_m") != key, name
+
+
+def _etdeploy_imports(path) -> set[str]:
+    """Names of the etdeploy modules a source file imports (relative or absolute)."""
+    import ast
+    names = set()
+    for n in ast.walk(ast.parse(path.read_text())):
+        if isinstance(n, ast.ImportFrom) and n.level == 1:
+            names |= {n.module.split(".")[0]} if n.module else {a.name for a in n.names}
+        elif isinstance(n, ast.ImportFrom) and (n.module or "").startswith("etdeploy."):
+            names.add(n.module.split(".")[1])
+    return names
+
+
+def test_export_keys_cover_every_export_module():
+    """A new export pass imported by the lowering must join FLOW_MODULES, or cached kernel cases and real
+    networks keep programs exported by the old code (two export passes were missing from it once)."""
+    from support import export_key
+    etdeploy = export_key.ETDEPLOY
+    seen, todo = set(), ["exporting", "export_lowering", "export_common"]
+    while todo:
+        name = todo.pop()
+        if name not in seen and (etdeploy / f"{name}.py").exists():
+            seen.add(name)
+            todo += _etdeploy_imports(etdeploy / f"{name}.py")
+    # read the .pte, count MACs, name dtypes and errors: they do not change what is exported
+    not_program = {"dtypes", "errors", "fbs", "pte", "program_macs"}
+    keyed = {p.stem for p in [*export_key.reference_sources(), *export_key.flow_sources("any")]}
+    assert seen - not_program - keyed == set()

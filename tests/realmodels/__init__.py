@@ -10,6 +10,6 @@ mobilenet_v2-like block stack for the int8 kernel work (tiny.py). Every module i
 """
 from __future__ import annotations
 
-from .registry import MODELS, TORCHVISION, build, content_key, describe, source_files
+from .registry import HELDOUT, MODELS, TORCHVISION, build, content_key, describe, source_files
 
-__all__ = ["MODELS", "TORCHVISION", "build", "content_key", "describe", "source_files"]
+__all__ = ["HELDOUT", "MODELS", "TORCHVISION", "build", "content_key", "describe", "source_files"]

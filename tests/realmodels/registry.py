@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import tiny, vision
+from . import mcu, tiny, vision
 
 
 @dataclass(frozen=True)
@@ -15,7 +15,7 @@ class Entry:
     shape: tuple                        # full-size input shape
     small_shape: tuple                  # reduced input shape
     about: str
-    source: str                         # "mlperf-tiny", "synthetic" or "torchvision"
+    source: str                         # "mlperf-tiny", "synthetic", "torchvision" or "paper"
 
 
 MODELS: dict[str, Entry] = {
@@ -61,8 +61,38 @@ MODELS: dict[str, Entry] = {
                            "torchvision"),
     "mnasnet1_0": Entry(lambda s: vision.build("mnasnet1_0", num_classes=10 if s else 1000),
                         (1, 3, 96, 96), (1, 3, 32, 32), "torchvision mnasnet1_0", "torchvision"),
+    # held out from the kernel work (issue 15, session 5): hardswish + SE at width 960, odd channel counts
+    # (116/232/464), a 7x7 stride-2 stem with fire modules, mobilenet_v2 at full width, pre-activation BN
+    # after every concatenation (densenet), bottleneck residuals; densenet121 and resnet50 at 64x64 to keep
+    # their QEMU runs short
+    "mobilenet_v3_large": Entry(lambda s: vision.build("mobilenet_v3_large", num_classes=10 if s else 1000),
+                                (1, 3, 96, 96), (1, 3, 32, 32), "torchvision mobilenet_v3_large", "torchvision"),
+    "shufflenet_v2_x1_0": Entry(lambda s: vision.build("shufflenet_v2_x1_0", num_classes=10 if s else 1000),
+                                (1, 3, 96, 96), (1, 3, 32, 32), "torchvision shufflenet_v2_x1_0 (116/232/464 channels)",
+                                "torchvision"),
+    "squeezenet1_0": Entry(lambda s: vision.build("squeezenet1_0", num_classes=10 if s else 1000),
+                           (1, 3, 96, 96), (1, 3, 48, 48), "torchvision squeezenet1_0 (7x7 stride-2 stem, fire modules)",
+                           "torchvision"),
+    "mobilenet_v2": Entry(lambda s: vision.build("mobilenet_v2", num_classes=10 if s else 1000),
+                          (1, 3, 96, 96), (1, 3, 32, 32), "torchvision mobilenet_v2 width 1.0", "torchvision"),
+    "densenet121": Entry(lambda s: vision.build("densenet121", num_classes=10 if s else 1000),
+                         (1, 3, 64, 64), (1, 3, 32, 32), "torchvision densenet121 at 64x64 (BN-ReLU after each cat)",
+                         "torchvision"),
+    "resnet50": Entry(lambda s: vision.build("resnet50", num_classes=10 if s else 1000),
+                      (1, 3, 64, 64), (1, 3, 32, 32), "torchvision resnet50 at 64x64 (bottleneck residuals)",
+                      "torchvision"),
+    # 7x7 depthwise, ReLU6, no SE; width 0.5 and two classes (person / no person) as an MCU detector would be
+    "proxyless_mobile_050": Entry(lambda s: mcu.ProxylessMobile(width=0.25 if s else 0.5, classes=2,
+                                                                blocks=10 if s else len(mcu.PROXYLESS_MOBILE)),
+                                  (1, 3, 96, 96), (1, 3, 32, 32),
+                                  "ProxylessNAS-Mobile width 0.5 (MBConv 3x3/5x5/7x7, 96x96, 2 classes)", "paper"),
+    # 1-d temporal convolutions over 40 MFCC channels (3-d input)
+    "tc_resnet8": Entry(lambda s: mcu.TCResNet8(width=0.5 if s else 1.0), (1, 40, 98), (1, 40, 98),
+                        "TC-ResNet8 keyword spotting (1-d convs, 40 MFCC x 98 frames, 12 classes)", "paper"),
 }
 TORCHVISION = sorted(n for n, e in MODELS.items() if e.source == "torchvision")
+# networks the kernel work was not tuned on: torchvision's and those written from NAS papers' tables
+HELDOUT = sorted(n for n, e in MODELS.items() if e.source in ("torchvision", "paper"))
 
 
 def _randomize(module, gen, weights: bool) -> None:

@@ -143,44 +143,62 @@ def int8_ceil_max_pools(ep) -> int:
         if (not _target_is(dq, "cortex_m.dequantize_per_tensor") or d != [1, 1] or len(users) != 1
                 or users[0].target is not operator.getitem or users[0].args[1] != 0):
             continue
-        qs = list(users[0].users)
-        if len(qs) != 1 or not _target_is(qs[0], "cortex_m.quantize_per_tensor"):
-            continue
-        q = qs[0]
+        # its users: quantizes (to int8 consumers) and float ones (another kept pool: GoogLeNet's pool after a
+        # pool), which then read a dequantize of the int8 result, so the loop meets them in this pattern too
+        qs = [u for u in users[0].users if _target_is(u, "cortex_m.quantize_per_tensor")]
+        floats = [u for u in users[0].users if u not in qs]
         x = dq.args[0]
         xv, ov = x.meta.get("val"), users[0].meta.get("val")
-        if xv is None or ov is None or xv.dim() != 4 or xv.dtype != torch.int8 or tuple(dq.args[3:6]) != tuple(q.args[3:6]):
+        if (xv is None or ov is None or xv.dim() != 4 or xv.dtype != torch.int8 or not users[0].users
+                or any(tuple(dq.args[3:6]) != tuple(q.args[3:6]) for q in qs)):
             continue
         (_, _, H, W), (_, _, OH, OW) = xv.shape, ov.shape
         extra = [max(0, (o - 1) * st + kk - (n + 2 * pp)) for o, st, kk, n, pp in zip((OH, OW), s, k, (H, W), p)]
         if [(n + e + 2 * pp - kk) // st + 1 for n, e, pp, kk, st in zip((H, W), extra, p, k, s)] != [OH, OW]:
             continue
-        s1, z1, s2, z2 = float(dq.args[1]), int(dq.args[2]), float(q.args[1]), int(q.args[2])
-        with graph.inserting_before(q):
+        s1, z1 = float(dq.args[1]), int(dq.args[2])
+        made = []
+        with graph.inserting_after(users[0]):
             y = x
             if any(extra):
                 y = graph.call_function(cm.pad.default, (x, [0, 0, 0, 0], [0, extra[0], extra[1], 0], -128))
                 y.meta["val"] = torch.ops.cortex_m.pad.default(xv, [0, 0, 0, 0], [0, extra[0], extra[1], 0], -128)
+                made.append(y)
+        with graph.inserting_after(y):
             y = graph.call_function(cm.quantized_max_pool2d.default, (y, k, s, p, d, False, z1, z1, -128, 127))
             y.meta["val"] = ov.to(torch.int8).contiguous(memory_format=torch.channels_last) \
                 if xv.dim_order() == (0, 2, 3, 1) else ov.to(torch.int8)
+            made.append(y)
+        pooled, yv = y, y.meta["val"]
+        for q in qs:
+            s2, z2 = float(q.args[1]), int(q.args[2])
+            out = pooled
             if (s1, z1) != (s2, z2):
                 codes = torch.arange(-128, 128, dtype=torch.int8).reshape(1, 256, 1, 1)
                 deq = torch.ops.cortex_m.dequantize_per_tensor.default(codes, s1, z1, -128, 127, torch.int8)
                 lut = torch.ops.cortex_m.quantize_per_tensor.default(deq, s2, z2, -128, 127, torch.int8).reshape(256)
                 first = next(n for n in graph.nodes if n.op == "placeholder")
                 with graph.inserting_before(first):
-                    table = create_constant_placeholder(ep, graph, f"{pool.name}_requant_lut", InputKind.PARAMETER,
+                    table = create_constant_placeholder(ep, graph, f"{q.name}_requant_lut", InputKind.PARAMETER,
                                                         lut.contiguous())
-                pooled, yv = y, y.meta["val"]
-                y = graph.call_function(cm.quantized_activation.default, (pooled, table))
-                y.meta["val"] = yv
+                with graph.inserting_before(q):
+                    out = graph.call_function(cm.quantized_activation.default, (pooled, table))
+                out.meta["val"] = yv
+                made.append(out)
+            q.replace_all_uses_with(out)
+            graph.erase_node(q)
+        if floats:
+            with graph.inserting_after(pooled):
+                back = graph.call_function(dq.target, (pooled, *dq.args[1:]), dict(dq.kwargs))
+            back.meta["val"] = ov
+            made.append(back)
+            for u in floats:
+                u.replace_input_with(users[0], back)
         for k_ in ("stack_trace", "nn_module_stack", "source_fn_stack"):
             if k_ in pool.meta:
-                for n in (y,) if y is x else (y, *y.all_input_nodes):
+                for n in made:
                     n.meta.setdefault(k_, pool.meta[k_])
-        q.replace_all_uses_with(y)
-        for dead in (q, users[0], pool, dq):
+        for dead in (users[0], pool, dq):
             if not dead.users:
                 graph.erase_node(dead)
         done += 1

@@ -10,10 +10,12 @@ from typing import Sequence
 from .export_common import ETHOS_U_DEFAULT, ExportError, MissingArmPackages, _say, _Step
 
 
-def _calibrate_quantize(module, example_inputs, quantizer, calibration: Sequence[tuple], keep=None):
+def _calibrate_quantize(module, example_inputs, quantizer, calibration: Sequence[tuple], keep=None, prep=None):
     import torch
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     gm = torch.export.export(module, example_inputs).module(check_guards=False)
+    if prep is not None:          # a graph rewrite before annotation (the flow's own repairs)
+        gm = prep(gm)
     prepared = prepare_pt2e(gm, quantizer)
     with _Step(f"calibrating on {len(calibration)} samples"):
         for sample in calibration:
@@ -102,17 +104,29 @@ def _lower_cortex_m(module, example_inputs, calibration, cpu: str = "M55", keep_
     from executorch.backends.cortex_m.target_config import CortexM, CortexMTargetConfig
     from executorch.devtools.etrecord import ETRecord
     from executorch.exir import EdgeProgramManager, to_edge
-    from . import cortex_m_export
+    from . import activation_ranges, conv1d_as_conv2d, conv_padding, cortex_m_export, norm_as_depthwise
     cpu_key = cpu.upper().replace("CORTEX-", "").replace("+", "PLUS")
     if cpu_key not in CortexM.__members__:
         raise ExportError(f"the cortex_m flow has no target config for cpu '{cpu}' "
                           f"(known: {', '.join(CortexM.__members__)})")
-    ep = _calibrate_quantize(module, example_inputs, cortex_m_export.make_quantizer(set(keep_float)), calibration)
+    def prep(gm):
+        gm, n = conv_padding.explicit_conv_padding(gm, example_inputs)
+        if n:
+            _say(f"{n} convolution(s) with padding='same'/'valid' given explicit padding (int8)")
+        gm, n = conv1d_as_conv2d.conv1d_as_conv2d(gm, example_inputs)
+        if n:
+            _say(f"{n} Conv1d(s) done as 2-d convolutions on channels_last (N, C, 1, W) (int8)")
+        gm, n = norm_as_depthwise.standalone_norms_as_depthwise(gm, example_inputs)
+        if n:
+            _say(f"{n} BatchNorm(s) after no convolution done as 1x1 depthwise convolutions (int8)")
+        return gm
+    ep = _calibrate_quantize(module, example_inputs, cortex_m_export.make_quantizer(set(keep_float)), calibration,
+                             prep=prep)
     config = cortex_m_edge_compile_config()
     edge = to_edge(ep, compile_config=config)
     with _Step("Cortex-M passes"):
         try:
-            transformed = CortexMPassManager(edge.exported_program(),
+            transformed = CortexMPassManager(edge.exported_program(), passes=activation_ranges.cortex_m_passes(),
                                              target_config=CortexMTargetConfig(cpu=CortexM[cpu_key])).transform()
         except Exception as e:   # a pass failing on one quantized operator: retry with it in float
             failed = cortex_m_export.failing_pass_operator(e)

@@ -252,12 +252,19 @@ def _call(op_name: str, args: list, values: list, arg_idx: list[int]):
             pos.append(v)
     outs = [a for a in schema.arguments if a.is_out]
     try:
-        res = op(*pos, **kw)
+        if ns == "cortex_m":   # the reference ops' integer arithmetic where ATen lacks it (oracle_portable)
+            from etdeploy.oracle_portable import portable_arithmetic
+            with portable_arithmetic():
+                res = op(*pos, **kw)
+        else:
+            res = op(*pos, **kw)
     except NotImplementedError:
         # no kernel for the out variant (cortex_m::): run the functional overload, copy into out
         fn = getattr(packet, "default")
         base = [v for a, v in zip(schema.arguments, args[:n]) if not a.is_out]
-        res = fn(*base)
+        from etdeploy.oracle_portable import portable_arithmetic
+        with portable_arithmetic():
+            res = fn(*base)
         res_list = list(res) if isinstance(res, (tuple, list)) else [res]
         for a_out, r in zip([v for a, v in zip(schema.arguments, args[:n]) if a.is_out], res_list):
             a_out.resize_(r.shape) if a_out.shape != r.shape else None

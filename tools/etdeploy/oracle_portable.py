@@ -84,7 +84,39 @@ def portable_arithmetic():
                 return upsample_bilinear2d(a[0], a[1], bool(a[2]), (a[3], a[4]))
             return func(*args, **kwargs)
 
-    return _Portable()
+    return _WithIntegerDilatedConv(_Portable())
+
+
+class _WithIntegerDilatedConv:
+    """The mode, and torch.nn.functional.conv2d computing integer convolutions with dilation in float64
+    (exact: int8-range products summed stay far below 2^53): CPU ATen has none ("slow_conv_dilated<> not
+    implemented for 'Int'"), which executorch's cortex_m::quantized_conv2d reference calls. Patched for the
+    duration only; the mode cannot see it (the reference op runs below the Python dispatch key)."""
+
+    def __init__(self, mode):
+        self.mode = mode
+
+    def __enter__(self):
+        import torch.nn.functional as F
+        self.saved = conv = F.conv2d
+
+        def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+            dil = (dilation,) * 2 if isinstance(dilation, int) else tuple(dilation)
+            if x.is_floating_point() or all(d == 1 for d in dil):
+                return conv(x, w, b, stride, padding, dilation, groups)
+            return conv(x.double(), w.double(), None if b is None else b.double(), stride, padding, dilation,
+                        groups).round().to(x.dtype)
+
+        F.conv2d = conv2d
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        import torch.nn.functional as F
+        try:
+            return self.mode.__exit__(*exc)
+        finally:
+            F.conv2d = self.saved
 
 
 # op name -> (number of schema arguments, implementation taking them in order)

@@ -91,14 +91,14 @@ def layers(program: Path | str | bytes, method: str = "forward") -> list[Layer]:
                     macs = prod(a.sizes) * b.sizes[-1]                  # [.., M, K] x [.., K, N]
             elif tens[1] is not None:
                 macs = prod(outt.sizes) * prod(tens[1].sizes) // outt.sizes[-1]
-        elif "conv" in base and outt is not None and tens[1] is not None and len(outt.sizes) == 4:
+        elif "conv" in base and outt is not None and tens[1] is not None and len(outt.sizes) in (3, 4):   # 1-d, 2-d
             w, x = tens[1], tens[0]
             cout = outt.sizes[1]                                       # sizes are logical (NCHW)
             per_out = prod(w.sizes) // cout                              # weight elements per output
             macs = prod(outt.sizes) * per_out
-            if _transposed(base, args) and x is not None and len(x.sizes) == 4:
-                macs = x.sizes[0] * x.sizes[2] * x.sizes[3] * prod(w.sizes)   # each input pixel x every weight
-            cin = x.sizes[1] if x is not None and len(x.sizes) == 4 else 0
+            if _transposed(base, args) and x is not None and len(x.sizes) == len(outt.sizes):
+                macs = prod(x.sizes[2:]) * x.sizes[0] * prod(w.sizes)   # each input pixel x every weight
+            cin = x.sizes[1] if x is not None and len(x.sizes) == len(outt.sizes) else 0
             groups = next((a[1] for a in args[::-1] if isinstance(a, tuple) and a[0] == "Int"), 1) \
                 if base == "convolution" else 1
             if cin > 1 and ("depthwise" in base or groups == cin):   # cin 1: a KxK conv, whatever its op
