@@ -367,14 +367,15 @@ static void conv_pw_nchw(const pw_args *a, int32_t O) {
   const int unit = a->wc == 1;
 #ifdef CONV_MVE
   /* Small planes (SE squeezes on 1x1, late layers on 3x3): the output channels on the lanes instead (gemm3,
-   * 8 channels x 3 pixels a pass, weights gathered), when that takes fewer passes over the input channels
-   * than 12-pixel blocks of 2 channels, whose last block is predicated (costlier loads) */
+   * 8 channels x 3 pixels a pass, weights gathered), when that costs less per input channel: instructions
+   * measured per input channel and pass, about 14 for gemm3 (scattered stores, a call per 3 pixels), 12 for a
+   * whole 12-pixel block of 2 channels and 19 for a partial one (predicated loads) */
   if (unit && a->P == 1 && a->xc == 1) { /* one pixel: a matrix-vector product */
     gemv4(a->x, a->w, a->bias, a->y, a->wo, a->yo, a->C, O);
     return;
   }
   const int32_t nfull = a->P / 12, ntail = a->P % 12 != 0;
-  if (unit && 12 * (int64_t)((a->P + 2) / 3) * ((O + 7) / 8) < (int64_t)((O + 1) / 2) * (12 * nfull + 19 * ntail)) {
+  if (unit && 14 * (int64_t)((a->P + 2) / 3) * ((O + 7) / 8) < (int64_t)((O + 1) / 2) * (12 * nfull + 19 * ntail)) {
     gemm3_args g;
     g.w = a->w; g.bias = a->bias; g.wo = a->wo; g.ys = 1; g.yc = a->yo; g.K = a->C; g.O = O;
     g.xk = a->xc;
