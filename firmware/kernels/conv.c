@@ -5,6 +5,7 @@
 #include "conv_direct.h"
 #include "conv_transpose.h"
 #include "conv_gemm.h"
+#include "conv_col.h"
 #include "conv_dw.h"
 #include "conv_rows.h"
 

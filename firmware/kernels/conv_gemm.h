@@ -3,14 +3,14 @@
  * - conv_pw_nchw: pointwise 1x1, stride 1, no padding, planes contiguous (NCHW): a GEMM
  *   Y[o, p] = b[o] + sum_c W[o, c] X[c, p] with pixels on the vector lanes, 2 output channels x 3
  *   vectors (12 pixels) of accumulators a pass: per input channel 3 loads, 2 weight loads, 6 FMAs.
- * - conv_nhwc: any KxK conv (stride, padding, dilation, groups with several channels each) of
- *   channels-last input and output: output channels on the lanes (the weight column of 8 output
+ * - nhwc_pixels (driven by conv_col.h's conv_nhwc): any KxK conv (stride, padding, dilation, groups
+ *   with several channels each) of channels-last input and output: output channels on the lanes (the weight column of 8 output
  *   channels gathered, lanes one weight row apart), 3 output pixels x 8 channels of accumulators held
  *   across every tap: per (tap, input channel) 2 gathers, 3 scalar input loads, 6 FMAs. Taps outside
  *   the image count as zeros (no im2col buffer: the input is read in place).
- * - gemm3 / the tap buffer: pointwise channels-last convs, and layers with fewer than 8 input channels
- *   (first convs) whose taps of 3 output pixels are copied into a stack buffer for one 1x1 pass.
- * Depthwise: conv_dw.h. Portable C builds the same loops with plain arrays of accumulators. */
+ * - gemm3: pointwise channels-last convs, small NCHW planes (output channels on the lanes), and the tap
+ *   buffer of conv_col.h; gemv4: one-pixel planes (a matrix-vector product).
+ * Few input channels: conv_col.h, conv_rows.h. Depthwise: conv_dw.h. Portable C builds the same loops with plain arrays of accumulators. */
 #ifndef ET_CONV_GEMM_H
 #define ET_CONV_GEMM_H
 
@@ -360,104 +360,6 @@ static __attribute__((noinline)) void nhwc_pixels(const nhwc_args *a, int32_t oh
 }
 #endif
 
-/* first and one-past-last k < K with i0 + k * d in [0, n) */
-static void tap_range(int32_t i0, int32_t d, int32_t n, int32_t K, int32_t *k0, int32_t *k1) {
-  int32_t a = i0 < 0 ? (-i0 + d - 1) / d : 0, b = K;
-  while (b > a && i0 + (b - 1) * d >= n) b--;
-  *k0 = a < K ? a : K;
-  *k1 = b;
-}
-
-/* Few input channels (first layers): the taps of 3 output pixels copied into col (3 rows of
- * KH * KW * C floats, zeros for taps outside the image), then one 1x1 pass over them, so that the
- * per-tap work of nhwc_pixels is paid once per pixel block and not per tap. Needs the weights of an
- * output channel to be one run in (kh, kw, c) order. */
-#define CONV_COL 768 /* floats of stack */
-/* the weights of one output channel are one dense block of KH * KW * C floats, in any order of the
- * three dims (NCHW: (c, kh, kw); channels-last: (kh, kw, c)); the input in any layout (nhwc_pixels_col
- * copies a kernel row's taps as one run where they are one in the input and in col, else tap by tap) */
-static bool col_fits(const nhwc_args *a) {
-  const int32_t K = a->KH * a->KW * a->C;
-  if (a->C >= 8 || 3 * K > CONV_COL) return false;
-  ptrdiff_t st[3] = {a->wh, a->ww, a->wc};
-  int32_t sz[3] = {a->KH, a->KW, a->C};
-  ptrdiff_t next = 1;
-  for (int k = 0; k < 3; k++) { /* the dims longer than 1 by increasing stride, each the product so far */
-    int best = -1;
-    for (int d = 0; d < 3; d++)
-      if (sz[d] > 1 && (best < 0 || st[d] < st[best])) best = d;
-    if (best < 0) break;
-    if (st[best] != next) return false;
-    next *= sz[best];
-    sz[best] = 1;
-  }
-  return true;
-}
-
-/* col row m: the taps of pixel m in the weights' order (kh * wh + kw * ww + c * wc), zeros outside */
-static void nhwc_pixels_col(const nhwc_args *a, int32_t oh, int32_t ow, int32_t np, float *col) {
-  const int32_t K = a->KH * a->KW * a->C, C = a->C, KW = a->KW, dw = a->dw;
-  const ptrdiff_t xw = a->xw, xc = a->xc, wh = a->wh, ww = a->ww, wc = a->wc;
-  const int run = (C == 1 || (xc == 1 && wc == 1)) && ww == C && xw == C && dw == 1;
-  const int32_t iwa = ow * a->sw - a->pw, iwz = (ow + 2) * a->sw - a->pw + (KW - 1) * dw;
-  const int32_t iha = oh * a->sh - a->ph, ihz = iha + (a->KH - 1) * a->dh;
-  const int inside = np == 3 && iwa >= 0 && iwz < a->W && iha >= 0 && ihz < a->H; /* every tap: no zeros */
-  int32_t nfill = np; /* pixels filled below, their valid taps' runs */
-  if (inside && !run) { /* tap by tap, the three pixels' values of a tap together */
-    const ptrdiff_t ps = a->sw * xw, ts = dw * xw;
-    for (int32_t c = 0; c < C; c++)
-      for (int32_t kh = 0; kh < a->KH; kh++) {
-        const float *x = a->x + c * xc + (iha + kh * a->dh) * a->xh + iwa * xw;
-        float *d = col + c * wc + kh * wh;
-        for (int32_t kw = KW; kw > 0; kw--, x += ts, d += ww) {
-          const float v0 = x[0], v1 = x[ps], v2 = x[2 * ps];
-          d[0] = v0; d[K] = v1; d[2 * K] = v2;
-        }
-      }
-    nfill = 0;
-  } else if (!inside) {
-    for (int32_t i = 0; i < 3 * K; i++) col[i] = 0.0f;
-  }
-  for (int32_t m = 0; m < nfill; m++) {
-    const int32_t iw0 = (ow + m) * a->sw - a->pw;
-    int32_t kw0, kw1;
-    tap_range(iw0, dw, a->W, KW, &kw0, &kw1);
-    if (kw1 <= kw0) continue;
-    float *row = col + m * K;
-    for (int32_t kh = 0; kh < a->KH; kh++) {
-      const int32_t ih = oh * a->sh - a->ph + kh * a->dh;
-      if (ih < 0 || ih >= a->H) continue;
-      const float *x = a->x + ih * a->xh + (iw0 + kw0 * dw) * xw;
-      float *d = row + kh * wh + kw0 * ww;
-      if (run) { /* the row's valid taps: one run in the input and in col */
-        for (int32_t i = 0; i < (kw1 - kw0) * C; i++) d[i] = x[i];
-        continue;
-      }
-      for (int32_t c = 0; c < C; c++, x += xc, d += wc) {
-        const float *xs = x;
-        float *ds = d;
-        for (int32_t kw = kw1 - kw0; kw > 0; kw--, xs += dw * xw, ds += ww) *ds = *xs;
-      }
-    }
-  }
-  nhwc_args b = *a; /* a 1x1 conv over a 1 x 3 image of K channels */
-  b.x = col; b.H = 1; b.W = 3; b.C = K; b.KH = b.KW = 1; b.sh = b.sw = b.dh = b.dw = 1; b.ph = b.pw = 0;
-  b.xh = 0; b.xw = K; b.xc = 1; b.wc = 1; b.flat = 0; b.zero = col; /* never read: every tap is inside */
-  b.y = a->y + oh * a->yh + ow * a->yw;
-  nhwc_pixels(&b, 0, 0, np);
-}
-
-static void conv_nhwc(const nhwc_args *a, int32_t OH) {
-  float col[CONV_COL];
-  const bool use_col = col_fits(a);
-  for (int32_t oh = 0; oh < OH; oh++)
-    for (int32_t ow = 0; ow < a->OW; ow += 3) {
-      const int32_t np = a->OW - ow < 3 ? a->OW - ow : 3;
-      if (use_col) nhwc_pixels_col(a, oh, ow, np, col);
-      else nhwc_pixels(a, oh, ow, np);
-    }
-}
-
 /* ---------------------------------------------------------------- pointwise NCHW: the driver */
 
 /* O output planes of a->P pixels */
@@ -465,14 +367,15 @@ static void conv_pw_nchw(const pw_args *a, int32_t O) {
   const int unit = a->wc == 1;
 #ifdef CONV_MVE
   /* Small planes (SE squeezes on 1x1, late layers on 3x3): the output channels on the lanes instead (gemm3,
-   * 8 channels x 3 pixels a pass, weights gathered), when that takes fewer passes over the input channels
-   * than 12-pixel blocks of 2 channels, whose last block is predicated (costlier loads) */
+   * 8 channels x 3 pixels a pass, weights gathered), when that costs less per input channel: instructions
+   * measured per input channel and pass, about 14 for gemm3 (scattered stores, a call per 3 pixels), 12 for a
+   * whole 12-pixel block of 2 channels and 19 for a partial one (predicated loads) */
   if (unit && a->P == 1 && a->xc == 1) { /* one pixel: a matrix-vector product */
     gemv4(a->x, a->w, a->bias, a->y, a->wo, a->yo, a->C, O);
     return;
   }
   const int32_t nfull = a->P / 12, ntail = a->P % 12 != 0;
-  if (unit && 12 * (int64_t)((a->P + 2) / 3) * ((O + 7) / 8) < (int64_t)((O + 1) / 2) * (12 * nfull + 19 * ntail)) {
+  if (unit && 14 * (int64_t)((a->P + 2) / 3) * ((O + 7) / 8) < (int64_t)((O + 1) / 2) * (12 * nfull + 19 * ntail)) {
     gemm3_args g;
     g.w = a->w; g.bias = a->bias; g.wo = a->wo; g.ys = 1; g.yc = a->yo; g.K = a->C; g.O = O;
     g.xk = a->xc;
