@@ -188,6 +188,32 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
       continue;
     }
     if (++ow == OW) { ow = 0; iw0 = -pw; ih0 += sh; } else { iw0 += sw; }
+    if (!runs && C <= 16 && ih >= 0 && ih + hspan < H && iw >= 0 && iw + (KW - 1) * dw < W) {
+      /* a window inside the image whose taps are apart (a group's channels of a grouped conv): one
+       * predicated load a tap, the store a whole vector spilling into what the next tap's store writes
+       * (the buffer has 16 bytes of slack) */
+      const mve_pred16_t pc = vctp8q((uint32_t)C);
+      const int8_t *xr = xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)iw * xsw;
+      const ptrdiff_t tstep = (ptrdiff_t)dw * xsw;
+      int8_t *b = buf;
+      for (int32_t kh = 0; kh < KH; kh++, xr += xdh) {
+        const int8_t *xt = xr;
+        for (int32_t kw = 0; kw < KW; kw++, xt += tstep, b += C) vst1q_s8(b, vld1q_z_s8(xt, pc));
+      }
+      continue;
+    }
+    if (!runs && C <= 16) {   /* the same over the border: padded taps hold -in_off */
+      const mve_pred16_t pc = vctp8q((uint32_t)C);
+      const int8x16_t vpad = vdupq_n_s8(pad);
+      int8_t *b = buf;
+      for (int32_t kh = 0; kh < KH; kh++) {
+        const int32_t ihk = ih + kh * dh;
+        const int8_t *xr = xn + (ptrdiff_t)ihk * xsh;
+        for (int32_t kw = 0, iwk = iw; kw < KW; kw++, iwk += dw, b += C)
+          vst1q_s8(b, ihk >= 0 && ihk < H && iwk >= 0 && iwk < W ? vld1q_z_s8(xr + (ptrdiff_t)iwk * xsw, pc) : vpad);
+      }
+      continue;
+    }
     if (runs && ih >= 0 && ih + hspan < H && iw >= 0 && iw + KW <= W) {
       const int8_t *xr = xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)iw * C;
       int8_t *b = buf;
