@@ -1,8 +1,8 @@
 /* Private to firmware/kernels/cortex_m/ (included by gemm_tile_mve.h): the two-phase GEMM's passes over
  * several groups of four channels (qt_gemm): the sums of K <= 16-byte rows group after group in one asm
  * call (qt_sums4g, a second call adding the rest of rows of 17..32 bytes), longer rows group after group
- * (qt_sums1x4g) or with the group's rows packed (qt_pack4, qt_sums2x4w: two pixels a pass), and the
- * channels' constants' weight sums (qt_ksums). */
+ * (qt_sums1x4g), three pixels x two channels (qt_sums3x2g) or with the group's rows packed (qt_pack4,
+ * qt_sums2x4w: two pixels a pass), and the channels' constants' weight sums (qt_ksums). */
 #ifndef ET_CORTEX_M_GEMM_GROUPS_MVE_H
 #define ET_CORTEX_M_GEMM_GROUPS_MVE_H
 
