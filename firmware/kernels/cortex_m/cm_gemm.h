@@ -146,6 +146,8 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
   int32_t ih0 = oh * sh - ph, iw0 = ow * sw - pw;
   /* last output column whose window ends inside the image's columns */
   const int32_t owl = W - KW + pw >= 0 ? (W - KW + pw) / sw : -1;
+  /* the same with the taps dw apart */
+  const int32_t owd = W - 1 - (KW - 1) * dw + pw >= 0 ? (W - 1 - (KW - 1) * dw + pw) / sw : -1;
   if (KH == 1 && KW == 1 && ph == 0 && pw == 0) {
     /* a strided pointwise: each pixel's K bytes copied as they are, a run of an output row at a time
      * (rows of up to 16 bytes: the load predicated, the store a whole vector spilling into what the
@@ -187,7 +189,41 @@ CM_UNUSED static void qc_im2col(const qconv *c, const int8_t *xn, int32_t p0, in
       if (ow == OW) { ow = 0; iw0 = -pw; ih0 += sh; }
       continue;
     }
+    if (!runs && C <= 16 && iw >= 0 && ih >= 0 && ih + hspan < H && ow <= owd) {
+      /* the windows inside the image from here to the row's last one (or the chunk's end) whose taps are
+       * apart (a group's channels of a grouped conv): one predicated load a tap, the store a whole vector
+       * spilling into what the next tap's store writes (the buffer has 16 bytes of slack) */
+      int32_t n = owd - ow + 1;
+      if (n > np - i) n = np - i;
+      const mve_pred16_t pc = vctp8q((uint32_t)C);
+      const int8_t *xw = xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)iw * xsw;
+      const ptrdiff_t tstep = (ptrdiff_t)dw * xsw, wstep = (ptrdiff_t)sw * xsw;
+      int8_t *b = buf;
+      for (int32_t j = 0; j < n; j++, xw += wstep)
+        for (int32_t kh = 0; kh < KH; kh++) {
+          const int8_t *xt = xw + (ptrdiff_t)kh * xdh;
+          for (int32_t kw = 0; kw < KW; kw++, xt += tstep, b += C) vst1q_s8(b, vld1q_z_s8(xt, pc));
+        }
+      i += n - 1;
+      buf += (ptrdiff_t)(n - 1) * K;
+      ow += n;
+      iw0 += n * sw;
+      if (ow == OW) { ow = 0; iw0 = -pw; ih0 += sh; }
+      continue;
+    }
     if (++ow == OW) { ow = 0; iw0 = -pw; ih0 += sh; } else { iw0 += sw; }
+    if (!runs && C <= 16) {   /* the same over the border: padded taps hold -in_off */
+      const mve_pred16_t pc = vctp8q((uint32_t)C);
+      const int8x16_t vpad = vdupq_n_s8(pad);
+      int8_t *b = buf;
+      for (int32_t kh = 0; kh < KH; kh++) {
+        const int32_t ihk = ih + kh * dh;
+        const int8_t *xr = xn + (ptrdiff_t)ihk * xsh;
+        for (int32_t kw = 0, iwk = iw; kw < KW; kw++, iwk += dw, b += C)
+          vst1q_s8(b, ihk >= 0 && ihk < H && iwk >= 0 && iwk < W ? vld1q_z_s8(xr + (ptrdiff_t)iwk * xsw, pc) : vpad);
+      }
+      continue;
+    }
     if (runs && ih >= 0 && ih + hspan < H && iw >= 0 && iw + KW <= W) {
       const int8_t *xr = xn + (ptrdiff_t)ih * xsh + (ptrdiff_t)iw * C;
       int8_t *b = buf;

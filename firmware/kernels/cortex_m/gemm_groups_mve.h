@@ -1,8 +1,8 @@
 /* Private to firmware/kernels/cortex_m/ (included by gemm_tile_mve.h): the two-phase GEMM's passes over
  * several groups of four channels (qt_gemm): the sums of K <= 16-byte rows group after group in one asm
  * call (qt_sums4g, a second call adding the rest of rows of 17..32 bytes), longer rows group after group
- * (qt_sums1x4g) or with the group's rows packed (qt_pack4, qt_sums2x4w: two pixels a pass), and the
- * channels' constants' weight sums (qt_ksums). */
+ * (qt_sums1x4g), three pixels x two channels (qt_sums3x2g) or with the group's rows packed (qt_pack4,
+ * qt_sums2x4w: two pixels a pass), and the channels' constants' weight sums (qt_ksums). */
 #ifndef ET_CORTEX_M_GEMM_GROUPS_MVE_H
 #define ET_CORTEX_M_GEMM_GROUPS_MVE_H
 
@@ -109,6 +109,7 @@ _Static_assert(offsetof(qt_g4, x0) == 32 && offsetof(qt_g4, K) == 60 && offsetof
 /* whole 16 bytes of a row (no predicate), pixels xs apart */
 #define QT_L_16GEN "vldrb.u8 q0, [r1]\n\tvldrb.u8 q1, [r3]\n\tadd r1, r1, r7\n\tadd r3, r3, r7\n\t"
 #define QT_L_8X48 "vpstt\n\tvldrbt.u8 q0, [r1], #48\n\tvldrbt.u8 q1, [r3], #48\n\t"
+#define QT_L_PX54 "vpstt\n\tvldrbt.u8 q0, [r1], #54\n\tvldrbt.u8 q1, [r3], #54\n\t"
 /* g->k8, x0, x1, pairs, odd, gleft (>= 1), kp, w, K, Kl (1..16) set; pixels xs apart (xs2 = 2 * xs); acc:
  * add to the sums in S (same layout) instead of starting at the constants */
 __attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t *S, bool acc, bool over) {
@@ -124,11 +125,16 @@ __attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t
   } else if (acc) {
     if (xs2 == 64 && g->Kl == 16) QT_SUMS4G_ASM(QT_L_16X64, "vldrb.u8 q0, [r1]\n\t", "r5");
     else if (xs2 == 48 && g->Kl == 8) QT_SUMS4G_ASM(QT_L_8X48, QT_L1_PRED, "r5");   /* K = 24 back to back */
+    else if (xs2 == 54) QT_SUMS4G_ASM(QT_L_PX54, QT_L1_PRED, "r5");   /* K = 27: a 3x3 RGB stem's im2col */
     else if (g->Kl == 16) QT_SUMS4G_ASM(QT_L_16GEN, "vldrb.u8 q0, [r1]\n\t", "r5");
     else QT_SUMS4G_ASM(QT_L_GEN, QT_L1_PRED, "r5");
   } else if (xs2 == 48 && g->Kl == 16) {
     QT_SUMS4G_ASM("vldrb.u8 q0, [r1], #48\n\t"
                   "vldrb.u8 q1, [r3], #48\n\t",
+                  "vldrb.u8 q0, [r1]\n\t", "r9");
+  } else if (xs2 == 54 && g->Kl == 16) {
+    QT_SUMS4G_ASM("vldrb.u8 q0, [r1], #54\n\t"
+                  "vldrb.u8 q1, [r3], #54\n\t",
                   "vldrb.u8 q0, [r1]\n\t", "r9");
   } else if (xs2 == 16 && g->Kl == 8) {
     QT_SUMS4G_ASM("vpstt\n\t"
@@ -154,6 +160,7 @@ __attribute__((noinline)) static void qt_sums4g(qt_g4 *g, ptrdiff_t xs2, int32_t
 #undef QT_L_16X64
 #undef QT_L_16GEN
 #undef QT_L_8X48
+#undef QT_L_PX54
 
 /* qt_sums1x4 over several groups: blk as qt_sums1x4's, plus the group state */
 typedef struct {

@@ -1,11 +1,13 @@
 /* Private to firmware/kernels/cortex_m/ (included by cm_gemm.h): the two-phase Helium int8 GEMM, per
  * group of four output channels and tile of pixels:
  *  1. sums into the tile buffer ([group][pixel][4] int32), each starting at the channel's constant
- *     (bias + in_off * sum(w)). Whole groups go several a pass (gemm_groups_mve.h: 16 bytes of the four
- *     weight rows held in q4-q7, two pixels a pass, longer rows in several passes; or, for rows over 32
- *     bytes and passes of QT_WPK_MIN pixels or more, the group's rows packed and streamed two pixels x
- *     four channels a pass). A last partial group or unaligned outputs go group by group (qt_gemm_from:
- *     qt_sums4, qt_sums4x2, qt_sums1x4 below);
+ *     (bias + in_off * sum(w); just the bias where export folded the offset into it). Whole groups go
+ *     several a pass (gemm_groups_mve.h: 16 bytes of the four weight rows held in q4-q7, two pixels a
+ *     pass, rows of 17..32 bytes in two parts; rows over 32 bytes on passes of QT_WPK_MIN pixels or more
+ *     with the group's rows packed and streamed two pixels x four channels a pass, on fewer pixels three
+ *     pixels x two channels with the rows streamed, or pixel by pixel). A last partial group or unaligned
+ *     outputs go group by group (qt_gemm_from: qt_sums4, qt_sums4x2, qt_sums1x4 below). One pixel (a
+ *     1x1 map) is a matrix-vector product instead (qt_gemv);
  *  2. requantisation with the pixels on the lanes (gemm_requant_mve.h): vld4 turns four pixels' sums
  *     around (one vector a channel), so the channel's multiplier and shift are scalars (vqrdmlah folds
  *     the round-half-away correction into the multiply: three instructions per four outputs), the
