@@ -16,8 +16,9 @@ fewer instructions than f32, M55 f32 <= 1.5, M4 int8 <= 2.5.
 --models takes any tests/realmodels name; `--models heldout`: the networks the kernels were not tuned on
 (realmodels.HELDOUT: shufflenet_v2_x0_5, mnasnet0_5, mobilenet_v3_small, googlenet, resnet18; since session 4
 also efficientnet_b0, regnet_x_400mf, regnet_y_400mf, squeezenet1_1, mnasnet1_0; since session 5
-mobilenet_v3_large, shufflenet_v2_x1_0, squeezenet1_0, mobilenet_v2 (width 1.0), densenet121 and resnet50
-(both at 64x64) and ProxylessNAS-Mobile width 0.5 (written from the paper's table, 7x7 depthwise)). At 96x96
+mobilenet_v3_large, shufflenet_v2_x1_0, squeezenet1_0, mobilenet_v2 (width 1.0), densenet121, resnet50 and
+the segmentation net lraspp_mobilenet_v3_large (at 64x64), ProxylessNAS-Mobile width 0.5 (7x7 depthwise) and
+TC-ResNet8 (1-d keyword spotting), the last two written from their papers' tables). At 96x96
 with 1000 classes, the int8 weights of googlenet, resnet18, efficientnet_b0, regnet_x/y_400mf, mnasnet1_0,
 mobilenet_v3_large, densenet121 and resnet50 (4.3 to 25.6 M) alone exceed mps2-an386's 4 MB, so their m4_int8
 rows fail with the plan's "does not fit" message.

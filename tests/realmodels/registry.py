@@ -81,6 +81,11 @@ MODELS: dict[str, Entry] = {
     "resnet50": Entry(lambda s: vision.build("resnet50", num_classes=10 if s else 1000),
                       (1, 3, 64, 64), (1, 3, 32, 32), "torchvision resnet50 at 64x64 (bottleneck residuals)",
                       "torchvision"),
+    # segmentation: dilated 5x5 depthwise convs in the backbone, SE gating of the head, bilinear upsampling
+    "lraspp_mobilenet_v3_large": Entry(lambda s: vision.build_segmentation("lraspp_mobilenet_v3_large",
+                                                                           num_classes=2),
+                                       (1, 3, 64, 64), (1, 3, 32, 32),
+                                       "torchvision lraspp_mobilenet_v3_large at 64x64 (2 classes)", "torchvision"),
     # 7x7 depthwise, ReLU6, no SE; width 0.5 and two classes (person / no person) as an MCU detector would be
     "proxyless_mobile_050": Entry(lambda s: mcu.ProxylessMobile(width=0.25 if s else 0.5, classes=2,
                                                                 blocks=10 if s else len(mcu.PROXYLESS_MOBILE)),

@@ -21,3 +21,27 @@ def torchvision_models():
 def build(name: str, **kwargs):
     """torchvision.models.<name>(weights=None, **kwargs)."""
     return getattr(torchvision_models(), name)(weights=None, **kwargs)
+
+
+class _SegmentationOut:
+    """torchvision's segmentation models return {"out": ...}: the tensor alone (a program output)."""
+
+    def __new__(cls, model):
+        import torch
+
+        class Out(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                return self.m(x)["out"]
+
+        return Out(model)
+
+
+def build_segmentation(name: str, **kwargs):
+    """torchvision.models.segmentation.<name>(weights=None, weights_backbone=None, **kwargs), returning the
+    "out" tensor."""
+    seg = torchvision_models().segmentation
+    return _SegmentationOut(getattr(seg, name)(weights=None, weights_backbone=None, **kwargs))

@@ -33,6 +33,25 @@ CM_HOT static void qmaxpool_cl_mve(const qpool_geo *gp, const int8_t *x, int8_t 
     for (int32_t ow = 0, iw0 = -g.pw; ow < g.OW; ow++, iw0 += g.sw, yp += g.ysw) {
       if (rows_in && iw0 >= 0 && iw0 + wlast < g.W) {
         const int8_t *xp = x + (ptrdiff_t)ih0 * g.xsh + (ptrdiff_t)iw0 * g.xsw;
+        if (T == 9) {   /* 3x3 windows: the taps unrolled, their offsets in registers, whole vectors unpredicated */
+          int32_t c0 = 0;
+          for (; c0 + 16 <= g.C; c0 += 16) {
+            const int8_t *q = xp + c0;
+            int8x16_t m = vmaxq_s8(vldrbq_s8(q), vldrbq_s8(q + toff[1]));
+            m = vmaxq_s8(m, vmaxq_s8(vldrbq_s8(q + toff[2]), vldrbq_s8(q + toff[3])));
+            m = vmaxq_s8(m, vmaxq_s8(vldrbq_s8(q + toff[4]), vldrbq_s8(q + toff[5])));
+            m = vmaxq_s8(m, vmaxq_s8(vldrbq_s8(q + toff[6]), vldrbq_s8(q + toff[7])));
+            m = vmaxq_s8(m, vldrbq_s8(q + toff[8]));
+            vstrbq_s8(yp + c0, vminq_s8(vmaxq_s8(m, vlo), vhi));
+          }
+          if (c0 < g.C) {
+            const mve_pred16_t pc = vctp8q((uint32_t)(g.C - c0));
+            int8x16_t m = vldrbq_z_s8(xp + c0, pc);
+            for (int32_t t = 1; t < 9; t++) m = vmaxq_s8(m, vldrbq_z_s8(xp + c0 + toff[t], pc));
+            vstrbq_p_s8(yp + c0, vminq_s8(vmaxq_s8(m, vlo), vhi), pc);
+          }
+          continue;
+        }
         for (int32_t c0 = 0; c0 < g.C; c0 += 16) {
           const mve_pred16_t pc = c0 ? vctp8q((uint32_t)(g.C - c0)) : pall;
           int8x16_t m = vldrbq_z_s8(xp + c0, pc);  /* tap 0 is at offset 0 */
