@@ -27,7 +27,7 @@ def export_sources(*flow_modules: str) -> list[Path]:
 FLOW_MODULES = {"portable": (),
                 "cortex_m": ("cortex_m_export.py", "view_layout.py", "shuffle_layout.py", "conv_offset_fold.py",
                              "norm_as_depthwise.py", "activation_ranges.py", "conv1d_as_conv2d.py",
-                             "conv_padding.py"),
+                             "conv_padding.py", "graph_rewrite.py"),
                 "xnnpack": ("export_xnnpack.py",)}
 
 

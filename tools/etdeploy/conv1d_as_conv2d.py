@@ -14,12 +14,7 @@ layout change costs one copy of the input per convolution (C x W bytes against C
 """
 from __future__ import annotations
 
-
-def _attr(gm, target: str):
-    obj = gm
-    for part in target.split("."):
-        obj = getattr(obj, part)
-    return obj
+from .graph_rewrite import copy_source_meta, module_attr, reexport
 
 
 def _one(v, default: int) -> int | None:
@@ -58,7 +53,7 @@ def conv1d_as_conv2d(gm, example_inputs):
         if (None in (s, p, d) or not isinstance(g, int) or getattr(w, "op", None) != "get_attr" or yv is None
                 or yv.dim() != 3):
             continue
-        w4 = _attr(gm, w.target).detach().unsqueeze(2).contiguous()
+        w4 = module_attr(gm, w.target).detach().unsqueeze(2).contiguous()
         name = f"_etdeploy_conv1d_{done}_weight"
         gm.register_parameter(name, torch.nn.Parameter(w4, requires_grad=False))
         with graph.inserting_before(node):
@@ -78,13 +73,7 @@ def conv1d_as_conv2d(gm, example_inputs):
             last = nxt
         with graph.inserting_after(tail):
             y = graph.call_function(aten.squeeze.dims, (tail, [2]))
-        for n in (*new, y):
-            n.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+        copy_source_meta(node, *new, y)
         last.replace_all_uses_with(y)
         done += 1
-    if not done:
-        return gm, 0
-    graph.eliminate_dead_code()
-    graph.lint()
-    gm.recompile()
-    return torch.export.export(gm, example_inputs).module(check_guards=False), done
+    return reexport(gm, example_inputs, done)

@@ -11,12 +11,7 @@ column are a zero aten.pad before a convolution with the symmetric part.
 """
 from __future__ import annotations
 
-
-def _attr(gm, target: str):
-    obj = gm
-    for part in target.split("."):
-        obj = getattr(obj, part)
-    return obj
+from .graph_rewrite import copy_source_meta, module_attr, reexport
 
 
 def _ints(v, n: int, default: int) -> list | None:
@@ -45,7 +40,7 @@ def explicit_conv_padding(gm, example_inputs):
         if (getattr(w, "op", None) != "get_attr" or mode not in ("same", "valid") or stride is None or dil is None
                 or len(stride) != nd or len(dil) != nd):
             continue
-        kernel = list(_attr(gm, w.target).shape[2:])
+        kernel = list(module_attr(gm, w.target).shape[2:])
         total = [d * (k - 1) if mode == "same" else 0 for d, k in zip(dil, kernel)]
         before = [t // 2 for t in total]
         extra = [t - 2 * p for t, p in zip(total, before)]   # 0 or 1 each: the after side's extra
@@ -57,14 +52,8 @@ def explicit_conv_padding(gm, example_inputs):
                     flat += [0, e]
                 src = graph.call_function(aten.pad.default, (x, flat, "constant", 0.0))
             conv = graph.call_function(plain, (src, w, b, stride, before, dil, groups if groups is not None else 1))
-        for n in (src, conv):
-            if n is not x:
-                n.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+        copy_source_meta(node, *(n for n in (src, conv) if n is not x))
         node.replace_all_uses_with(conv)
         graph.erase_node(node)
         done += 1
-    if not done:
-        return gm, 0
-    graph.lint()
-    gm.recompile()
-    return torch.export.export(gm, example_inputs).module(check_guards=False), done
+    return reexport(gm, example_inputs, done, dead_code=False)

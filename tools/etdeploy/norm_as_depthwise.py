@@ -14,17 +14,14 @@ float; in int8 the usual per-channel weight rounding.
 """
 from __future__ import annotations
 
+from .graph_rewrite import copy_source_meta, module_attr, reexport
+
 _NORMS = ("aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default")
 
 
 def _attr(gm, node):
     """The tensor a get_attr node names, or None (an absent affine parameter)."""
-    if node is None:
-        return None
-    obj = gm
-    for part in str(node.target).split("."):
-        obj = getattr(obj, part)
-    return obj
+    return None if node is None else module_attr(gm, node.target)
 
 
 def _after_foldable_conv(x) -> bool:
@@ -68,7 +65,7 @@ def standalone_norms_as_depthwise(gm, example_inputs):
             w_node, b_node = graph.get_attr(wname), graph.get_attr(bname)
             conv = graph.call_function(torch.ops.aten.conv2d.default,
                                        (x, w_node, b_node, [1, 1], [0, 0], [1, 1], c))
-        conv.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
+        copy_source_meta(node, conv)
         if legit:
             for u in list(node.users):
                 u.replace_all_uses_with(conv)
@@ -77,9 +74,4 @@ def standalone_norms_as_depthwise(gm, example_inputs):
             node.replace_all_uses_with(conv)
         graph.erase_node(node)
         done += 1
-    if not done:
-        return gm, 0
-    graph.eliminate_dead_code()
-    graph.lint()
-    gm.recompile()
-    return torch.export.export(gm, example_inputs).module(check_guards=False), done
+    return reexport(gm, example_inputs, done)
