@@ -456,13 +456,15 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
     qdp_consts((uint32_t *)(void *)(recs + 16 * (nw + 1)), rsz, mul + c0, shf + c0, bia ? bia + c0 : NULL, sums, io,
                live);
     src.live = live;
+    void (*const bld)(const qdp_src *, int32_t, int32_t, int32_t) =
+        src.rtab && !src.prows && quads >= 2 && (quads & 1) == 0 && live == 4 * quads ? qdp_build_r : qdp_build;
     for (int32_t n = 0; n < c->y.n; n++) {
       src.xn = x + n * c->x.sn + c0;
       for (int32_t bi = 0; bi < g.nbands; bi++) {
         const int32_t oh0 = bi + 1 == g.nbands ? OH - g.nb : bi * g.nb;
         for (int32_t ci = 0; ci < g.nchunks; ci++) {
           const int32_t ow0 = ci + 1 == g.nchunks ? OW - g.cow : ci * g.cow;
-          qdp_build(&src, quads, oh0 * s - c->ph, ow0 * s - c->pw);
+          bld(&src, quads, oh0 * s - c->ph, ow0 * s - c->pw);
           blk.rec = recs; blk.nch = live;
           blk.y = y + n * c->y.sn + (ptrdiff_t)oh0 * c->y.sh + (ptrdiff_t)ow0 * c->y.sw + c0;
           run(&blk);

@@ -256,6 +256,20 @@ __attribute__((noinline)) static void qdp_raster2(int8_t *dst, const int8_t *src
     vstrwq_scatter_offset_p_u32(d1, o, vldrwq_gather_offset_z_u32(s, o1, p), p);
   }
 }
+/* qdp_build's usual small-image case on its own (no bookkeeping of the others): one band and chunk, whole quads, the
+ * raster table; ih0 = -ph, iw0 = -pw */
+__attribute__((noinline)) static void qdp_build_r(const qdp_src *q, int32_t quads, int32_t ih0, int32_t iw0) {
+  const int32_t Wp = q->g->Wp, Hp = q->g->Hp, xsw = (int32_t)q->xsw;
+  const int32_t ja = iw0 < 0 ? -iw0 : 0, jb = q->W - iw0 < Wp ? q->W - iw0 : Wp, cw = jb - ja;
+  const int32_t ia = ih0 < 0 ? (-ih0 < Hp ? -ih0 : Hp) : 0, ib0 = q->H - ih0 < Hp ? q->H - ih0 : Hp;
+  if (cw <= 0 || ib0 <= ia) return;
+  const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
+  int8_t *dst = q->plane + 4 * ((ptrdiff_t)ia * Wp + ja);
+  const int8_t *src = q->xn + (ptrdiff_t)(ih0 + ia) * q->xsh + (ptrdiff_t)(iw0 + ja) * xsw;
+  const int32_t n = (ib0 - ia) * cw;
+  for (; quads >= 4; quads -= 4, dst += 4 * q->qstep, src += 16) qdp_raster4(dst, src, q->rtab, n, q->qstep, offw, 4 * xsw);
+  for (; quads >= 2; quads -= 2, dst += 2 * q->qstep, src += 8) qdp_raster2(dst, src, q->rtab, n, q->qstep, offw, 4 * xsw);
+}
 /* the call's quads: quad i = channels 4 i.. of xn into the i-th plane */
 __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads, int32_t ih0, int32_t iw0) {
   const int32_t Wp = q->g->Wp, Hp = q->g->Hp;
