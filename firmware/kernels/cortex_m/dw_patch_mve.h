@@ -306,19 +306,19 @@ __attribute__((noinline)) static void qdp_ninth(const int8_t *w, int32_t rsz, in
 __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
                                                 bool checked) {
   if (!QDP_ASM || !c->scr || (!checked && !qdp_requant_ok(c))) return false;
-  const qdp_geo g = *gp;
-  const int32_t O = c->y.c, K = g.K, T = K * K, s = g.s, nw = g.nw;
-  const int32_t Q = g.Q, rsz = g.rsz, qstep = g.tab + g.plane;
+  const qdp_geo *const g = gp;   /* not a copy (a memcpy a call) */
+  const int32_t O = c->y.c, K = g->K, T = K * K, s = g->s, nw = g->nw;
+  const int32_t Q = g->Q, rsz = g->rsz, qstep = g->tab + g->plane;
   int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
   uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
-  int8_t *const tab0 = wpk + QDP_WPK + g.rtab, *const plane = tab0 + g.tab;   /* quad i's: + i qstep */
-  if (g.nchunks == 1) {   /* one chunk: the planes' padding once for the call */
+  int8_t *const tab0 = wpk + QDP_WPK + g->rtab, *const plane = tab0 + g->tab;   /* quad i's: + i qstep */
+  if (g->nchunks == 1) {   /* one chunk: the planes' padding once for the call */
     const int8x16_t vp = vdupq_n_s8((int8_t)-c->in_off);
     for (int8_t *p = plane, *const e = plane + Q * qstep; p < e; p += qstep)
-      for (int8_t *d = p, *const de = p + g.plane; d < de; d += 16) vst1q_s8(d, vp);
+      for (int8_t *d = p, *const de = p + g->plane; d < de; d += 16) vst1q_s8(d, vp);
   }
   /* 3x3 outputs of a 3x3 kernel: the tiny mode (one pass a channel, patches covering the outputs exactly) */
-  const bool tiny = K == 3 && c->y.h == 3 && c->y.w == 3 && g.nbands == 1 && g.nchunks == 1 && g.Wp == (s == 1 ? 5 : 7);
+  const bool tiny = K == 3 && c->y.h == 3 && c->y.w == 3 && g->nbands == 1 && g->nchunks == 1 && g->Wp == (s == 1 ? 5 : 7);
   if (tiny) {   /* a quad's table: its plane, then the 8 outputs' offsets in the lanes of the pass's store */
     static const uint8_t at[2][8] = {{0, 2, 3, 6, 1, 5, 4, 7}, {0, 6, 3, 2, 1, 7, 4, 5}};   /* 3 i + j */
     for (int32_t i = 0; i < Q; i++) {
@@ -331,12 +331,12 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
       }
     }
   } else {
-    qdp_table(&g, c, plane, tab0);
+    qdp_table(g, c, plane, tab0);
   }
   if (!tiny && Q > 1) {   /* the other quads' tables: the same with their plane's pointers (+ i qstep) */
-    const int32_t np = g.pb * g.bpp, rw = np + 4, P = rw == 6 ? 12 : rw;   /* P: words a period of the pattern */
-    const int32_t w1 = g.passes * rw, w2 = w1 + 8 * g.passes2;   /* then the second loop's records: 4 + 4 words */
-    const int32_t w3 = w2 + 6 * g.half;   /* and its half pass: 2 + 4 */
+    const int32_t np = g->pb * g->bpp, rw = np + 4, P = rw == 6 ? 12 : rw;   /* P: words a period of the pattern */
+    const int32_t w1 = g->passes * rw, w2 = w1 + 8 * g->passes2;   /* then the second loop's records: 4 + 4 words */
+    const int32_t w3 = w2 + 6 * g->half;   /* and its half pass: 2 + 4 */
     const uint32x4_t lane = vidupq_n_u32(0, 1);
     uint32x4_t m1[5], m2[2];   /* 1 in the pointer words of the pattern (rw: 6, 8, 12 or 20 words) */
     for (int32_t j = 0; j < P / 4; j++) {
@@ -360,7 +360,7 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   }
   {   /* the records' table, k and passes (their other words: per channel) */
     const uint32x4_t e0 = vsetq_lane_u32(1u, vdupq_n_u32(0), 0);
-    uint32x4_t kv = vsetq_lane_u32(tiny ? 1u : (uint32_t)g.passes, vsetq_lane_u32(tiny ? 0u : (uint32_t)(2 * g.passes2 + g.half),
+    uint32x4_t kv = vsetq_lane_u32(tiny ? 1u : (uint32_t)g->passes, vsetq_lane_u32(tiny ? 0u : (uint32_t)(2 * g->passes2 + g->half),
                                    vdupq_n_u32(0), 2), 1);
     for (int32_t k = 0; k < 4 * Q; k++, kv = vaddq_u32(kv, e0)) {
       uint32_t *r = (uint32_t *)(void *)(recs + k * rsz + 16 * (nw + 1));
@@ -371,12 +371,12 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   /* weight vector n's lanes: byte offsets of their taps in the packed taps (4 a tap), 4 T (the zero word after
    * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
   uint8x16_t woff[4];
-  for (int32_t n = 0; n < nw; n++) woff[n] = vld1q_u8(qdp_woff[g.mode][n]);
+  for (int32_t n = 0; n < nw; n++) woff[n] = vld1q_u8(qdp_woff[g->mode][n]);
   uint8x16_t w16[5];   /* 3x3: the same lanes in the 16-channel packing (row t + 1 = tap t, row 0 = 0) */
   for (int32_t n = 0; n < nw; n++)
     w16[n] = vpselq_u8(vdupq_n_u8(0), vaddq_n_u8(vmulq_n_u8(woff[n], 4), 16), vcmpeqq_n_u8(woff[n], 36));
-  const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g.mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g.mode == 0 ? 0 : 1]),
-                                                (uint8_t)g.Wp), 4);
+  const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g->mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g->mode == 0 ? 0 : 1]),
+                                                (uint8_t)g->Wp), 4);
   w16[4] = goff;
   for (int32_t k = 0; k < 4 * Q; k++)   /* G: the records' patch offsets, goff + the channel's place in its quad */
     vst1q_u8((uint8_t *)recs + k * rsz + 16 * nw, vaddq_n_u8(goff, (uint8_t)(k & 3)));
@@ -384,8 +384,8 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const bool sat8 = c->amin == -128 && c->amax == 127;
   void (*const run)(qdp_blk *) = tiny ? (s == 1 ? (sat8 ? qdp_t31s : qdp_t31c) : (sat8 ? qdp_t32s : qdp_t32c))
-                                 : g.mode == 0 ? (sat8 ? qdp_33s : qdp_33c) : g.mode == 1 ? (sat8 ? qdp_32s : qdp_32c)
-                                 : g.mode == 2 ? (sat8 ? qdp_51s : qdp_51c) : (sat8 ? qdp_52s : qdp_52c);
+                                 : g->mode == 0 ? (sat8 ? qdp_33s : qdp_33c) : g->mode == 1 ? (sat8 ? qdp_32s : qdp_32c)
+                                 : g->mode == 2 ? (sat8 ? qdp_51s : qdp_51c) : (sat8 ? qdp_52s : qdp_52c);
   qdp_blk blk;
   blk.oo = c->out_off + (sat8 ? 0 : 128);
   blk.k1 = 127 - c->amax; blk.k2 = 127 - c->amax + c->amin + 128; blk.amin = c->amin;
@@ -395,16 +395,16 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   const int32_t *const bia = c->bias, *const mul = c->mult, *const shf = c->shift;
   const int32_t OH = c->y.h, OW = c->y.w, W = c->x.w;
   qdp_src src;
-  src.g = &g; src.plane = plane; src.qstep = qstep; src.H = c->x.h; src.W = W; src.xsh = c->x.sh; src.xsw = c->x.sw;
-  src.aligned = aligned; src.pcols = g.nchunks > 1; src.prows = g.nbands > 1 || g.nchunks > 1; src.vpad = vpad;
+  src.g = g; src.plane = plane; src.qstep = qstep; src.H = c->x.h; src.W = W; src.xsh = c->x.sh; src.xsw = c->x.sw;
+  src.aligned = aligned; src.pcols = g->nchunks > 1; src.prows = g->nbands > 1 || g->nchunks > 1; src.vpad = vpad;
   src.rtab = NULL;
   if (!src.pcols) {   /* one chunk (padding filled above): whole rows of NHWC pixels are one run */
-    const int32_t cw = W - (-c->pw) < g.Wp ? W + c->pw : g.Wp;
+    const int32_t cw = W - (-c->pw) < g->Wp ? W + c->pw : g->Wp;
     if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
       uint32_t *rt = rtab, o = 0;
-      for (int32_t r = (g.rtab - 16) / (4 * W); r > 0; r--, rt += W, o += 4u * (uint32_t)g.Wp) {   /* its rows */
-        uint32x4_t v = vidupq_n_u32(o, 4);
-        for (int32_t j = 0; j < W; j += 4, v = vaddq_n_u32(v, 16)) vstrwq_p_u32(rt + j, v, vctp32q((uint32_t)(W - j)));
+      for (int32_t r = (g->rtab - 16) / (4 * W); r > 0; r--, rt += W, o += 4u * (uint32_t)g->Wp) {   /* its rows */
+        uint32x4_t v = vidupq_n_u32(o, 4);   /* whole vectors: the next row's overwrite the excess (the last: the slack) */
+        for (int32_t j = 0; j < W; j += 4, v = vaddq_n_u32(v, 16)) vst1q_u32(rt + j, v);
       }
       src.rtab = rtab;
     }
@@ -460,10 +460,10 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
         src.rtab && !src.prows && quads >= 2 && (quads & 1) == 0 && live == 4 * quads ? qdp_build_r : qdp_build;
     for (int32_t n = 0; n < c->y.n; n++) {
       src.xn = x + n * c->x.sn + c0;
-      for (int32_t bi = 0; bi < g.nbands; bi++) {
-        const int32_t oh0 = bi + 1 == g.nbands ? OH - g.nb : bi * g.nb;
-        for (int32_t ci = 0; ci < g.nchunks; ci++) {
-          const int32_t ow0 = ci + 1 == g.nchunks ? OW - g.cow : ci * g.cow;
+      for (int32_t bi = 0; bi < g->nbands; bi++) {
+        const int32_t oh0 = bi + 1 == g->nbands ? OH - g->nb : bi * g->nb;
+        for (int32_t ci = 0; ci < g->nchunks; ci++) {
+          const int32_t ow0 = ci + 1 == g->nchunks ? OW - g->cow : ci * g->cow;
           bld(&src, quads, oh0 * s - c->ph, ow0 * s - c->pw);
           blk.rec = recs; blk.nch = live;
           blk.y = y + n * c->y.sn + (ptrdiff_t)oh0 * c->y.sh + (ptrdiff_t)ow0 * c->y.sw + c0;

@@ -67,24 +67,28 @@ __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c
   }
   if (!g->passes2 && !g->half) return;
   /* the last column's 2x1 blocks, four a pass (lanes as in the 1x2 / 2x1 modes), after the first loop's passes */
-  static const uint8_t ln[8] = {0, 4, 2, 6, 1, 5, 3, 7};
   const int32_t nb = g->nb, j = g->cow - 1;
   const ptrdiff_t ysh = c->y.sh, prow = 4 * (ptrdiff_t)g->Wp;
   uint32_t *t = (uint32_t *)(void *)(tab + g->passes * g->rec);
-  const int8_t *a = plane;
-  int32_t o = 0, b = 0;
+  int32_t o = 0;
   const int32_t nbr = (nb + 1) / 2, nfull = g->half ? 4 * g->passes2 : nbr;   /* blocks of the 4-block passes */
-  for (int32_t i = 0; i < 2 * nfull || (b > 0 && b < 4); i += 2) {   /* past the last block: the last again */
-    if (i < 2 * nfull) {
-      const int32_t ii = i + 2 > nb ? nb - 2 : i;
-      a = plane + ii * prow + 4 * j;
-      o = (int32_t)(ii * ysh + j * c->y.sw);
-    }
+  const int8_t *const a0 = plane + 4 * j;
+  const int32_t o0 = (int32_t)(j * c->y.sw);
+  /* blocks by steps of 2 rows but the last (moved back) and the repeats after it: the last */
+  const int32_t il = 2 * nfull > nb ? nb - 2 : 2 * nfull - 2;
+  const uint32_t al = (uint32_t)(uintptr_t)(a0 + il * prow);
+  const int32_t ol = o0 + (int32_t)(il * ysh), d2 = (int32_t)(2 * ysh);
+  uint32_t a = (uint32_t)(uintptr_t)a0, d1 = (uint32_t)(2 * prow);
+  o = o0;
+  for (int32_t p = 0, n = 0; p < g->passes2; p++, t += 8) {
     uint16_t *const off = (uint16_t *)(t + 4);
-    t[b] = (uint32_t)(uintptr_t)a;
-    off[ln[2 * b]] = (uint16_t)o;
-    off[ln[2 * b + 1]] = (uint16_t)(o + ysh);
-    if (++b == 4) { b = 0; t += 8; }
+    for (int32_t b = 0; b < 4; b++, n++, a += d1, o += d2) {   /* lanes ln[2 b], ln[2 b + 1] of {0, 4, 2, 6, 1, 5, 3, 7} */
+      const bool last = n >= nfull - 1;
+      const int32_t ob = last ? ol : o;
+      t[b] = last ? al : a;
+      off[(b & 1) * 2 + (b >> 1)] = (uint16_t)ob;
+      off[(b & 1) * 2 + (b >> 1) + 4] = (uint16_t)(ob + ysh);
+    }
   }
   if (g->half) {   /* the last 1 or 2 blocks (the last again): 2 pointers, then 16-bit lanes 2m and 2m + 1 hold the
                     * half pass's lane m (m = block, block + 2: its top, bottom) */
