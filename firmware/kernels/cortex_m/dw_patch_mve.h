@@ -401,11 +401,21 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   if (!src.pcols) {   /* one chunk (padding filled above): whole rows of NHWC pixels are one run */
     const int32_t cw = W - (-c->pw) < g->Wp ? W + c->pw : g->Wp;
     if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
+      /* its rows by whole vectors (the next row's overwrite the excess, the last's go into the slack) */
       uint32_t *rt = rtab, o = 0;
-      for (int32_t r = (g->rtab - 16) / (4 * W); r > 0; r--, rt += W, o += 4u * (uint32_t)g->Wp) {   /* its rows */
-        uint32x4_t v = vidupq_n_u32(o, 4);   /* whole vectors: the next row's overwrite the excess (the last: the slack) */
-        for (int32_t j = 0; j < W; j += 4, v = vaddq_n_u32(v, 16)) vst1q_u32(rt + j, v);
-      }
+      const uint32_t po = 4u * (uint32_t)g->Wp;
+      const uint32x4_t base = vidupq_n_u32(0, 4);
+      int32_t r = (g->rtab - 16) / (4 * W);
+      if (W <= 4)
+        for (; r > 0; r--, rt += W, o += po) vst1q_u32(rt, vaddq_n_u32(base, o));
+      else if (W <= 8)
+        for (; r > 0; r--, rt += W, o += po) {
+          vst1q_u32(rt, vaddq_n_u32(base, o));
+          vst1q_u32(rt + 4, vaddq_n_u32(base, o + 16));
+        }
+      else
+        for (; r > 0; r--, rt += W, o += po)
+          for (int32_t j = 0; j < W; j += 4) vst1q_u32(rt + j, vaddq_n_u32(base, o + 4u * (uint32_t)j));
       src.rtab = rtab;
     }
   }
