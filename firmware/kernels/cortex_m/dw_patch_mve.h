@@ -349,23 +349,11 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
       const uint32_t d = (uint32_t)(i * qstep);
       const uint32_t *t = (const uint32_t *)(const void *)tab0;
       uint32_t *u = (uint32_t *)(void *)(tab0 + i * qstep);
-      for (int32_t w = 0; w < w1;)
-        for (int32_t j = 0; j < P / 4 && w < w1; j++, w += 4) {
-          const mve_pred16_t pt = vctp32q((uint32_t)(w1 - w));
-          vstrwq_p_u32(u + w, vmlaq_n_u32(vld1q_z_u32(t + w, pt), m1[j], d), pt);
-        }
+      /* whole vectors: past w1 (at most 3 words, within the 16-byte rounded table) the loops below rewrite */
+      for (int32_t w = 0, j = 0; w < w1; w += 4, j = j + 1 == P / 4 ? 0 : j + 1)
+        vst1q_u32(u + w, vmlaq_n_u32(vld1q_u32(t + w), m1[j], d));
       for (int32_t w = w1, j = 0; w < w2; w += 4, j ^= 1) vst1q_u32(u + w, vmlaq_n_u32(vld1q_u32(t + w), m2[j], d));
       for (int32_t w = w2; w < w3; w++) u[w] = t[w] + (w < w2 + 2 ? d : 0u);
-    }
-  }
-  {   /* the records' table, k and passes (their other words: per channel) */
-    const uint32x4_t e0 = vsetq_lane_u32(1u, vdupq_n_u32(0), 0);
-    uint32x4_t kv = vsetq_lane_u32(tiny ? 1u : (uint32_t)g->passes, vsetq_lane_u32(tiny ? 0u : (uint32_t)(2 * g->passes2 + g->half),
-                                   vdupq_n_u32(0), 2), 1);
-    for (int32_t k = 0; k < 4 * Q; k++, kv = vaddq_u32(kv, e0)) {
-      uint32_t *r = (uint32_t *)(void *)(recs + k * rsz + 16 * (nw + 1));
-      r[0] = (uint32_t)(uintptr_t)(tab0 + (k >> 2) * qstep);
-      vst1q_u32(r + 4, kv);
     }
   }
   /* weight vector n's lanes: byte offsets of their taps in the packed taps (4 a tap), 4 T (the zero word after
@@ -378,8 +366,20 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g->mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g->mode == 0 ? 0 : 1]),
                                                 (uint8_t)g->Wp), 4);
   w16[4] = goff;
-  for (int32_t k = 0; k < 4 * Q; k++)   /* G: the records' patch offsets, goff + the channel's place in its quad */
-    vst1q_u8((uint8_t *)recs + k * rsz + 16 * nw, vaddq_n_u8(goff, (uint8_t)(k & 3)));
+  {   /* the records' G (goff + the channel's place in its quad), table, k and passes (the other words: per channel) */
+    const uint32x4_t e0 = vsetq_lane_u32(1u, vdupq_n_u32(0), 0);
+    uint32x4_t kv = vsetq_lane_u32(tiny ? 1u : (uint32_t)g->passes, vsetq_lane_u32(tiny ? 0u : (uint32_t)(2 * g->passes2 + g->half),
+                                   vdupq_n_u32(0), 2), 1);
+    int8_t *r = recs + 16 * nw;
+    for (int32_t i = 0; i < Q; i++) {
+      const uint32_t tq = (uint32_t)(uintptr_t)(tab0 + i * qstep);
+      for (int32_t k = 0; k < 4; k++, r += rsz, kv = vaddq_u32(kv, e0)) {
+        vst1q_u8((uint8_t *)r, vaddq_n_u8(goff, (uint8_t)k));
+        ((uint32_t *)(void *)r)[4] = tq;
+        vst1q_u32((uint32_t *)(void *)r + 8, kv);
+      }
+    }
+  }
   const uint32_t io = (uint32_t)c->in_off;
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const bool sat8 = c->amin == -128 && c->amax == 127;
