@@ -41,28 +41,34 @@ typedef struct {
   int32_t Wp, Hp, cow, nchunks, nb, nbands, passes, rec;  /* rec: bytes of a pass's table record */
   int32_t passes2;  /* 3x3 stride 1, odd columns: passes of 2x1 blocks down the last column (32-byte records) */
   int32_t half;     /* and then a half pass of its last 1 or 2 blocks (a 24-byte record) */
+  int32_t mhalf;    /* 3x3 stride 1: an odd number of 2x2 blocks, the last in a half pass (a 20-byte record) */
   int32_t tab, rtab, plane;                               /* their bytes (rtab: see qdp_build) */
   int32_t Q, rsz;  /* quads (4 channels each: their own table and plane) a call; a channel record's bytes */
 } qdp_geo;
 
-static int64_t qdp_passes(const qdp_geo *g, int32_t nb, int32_t cow) {
-  const int64_t blocks = (int64_t)((nb + g->bh - 1) / g->bh) * ((cow + g->bw - 1) / g->bw);
-  return (blocks + g->bpp - 1) / g->bpp;
+static int64_t qdp_blocks(const qdp_geo *g, int32_t nb, int32_t cow) {
+  return (int64_t)((nb + g->bh - 1) / g->bh) * ((cow + g->bw - 1) / g->bw);
 }
-/* the passes of a band (p1 of the mode's blocks, p2 of the second loop, h: its half pass): 3x3 stride 1 on an odd
- * number of columns takes 2x2 blocks on the others and 2x1 blocks down the last one where that costs fewer
- * instructions (30 a pass, 33 a second-loop pass, 19 a half pass of 1 or 2 blocks) than moving its last 2x2 blocks
- * back; returns the table's bytes */
-static int64_t qdp_split(const qdp_geo *g, int32_t nb, int32_t cow, int64_t *p1, int64_t *p2, int64_t *h) {
-  *p1 = qdp_passes(g, nb, cow);
+/* the passes of a band: p1 of the mode's blocks (3x3 stride 1: mh, an odd last block in a half pass), p2 of the
+ * second loop and h its half pass: 3x3 stride 1 on an odd number of columns takes 2x2 blocks on the others and 2x1
+ * blocks down the last one where that costs fewer instructions (30 a pass, 18 a half pass of a 2x2 block, 33 a
+ * second-loop pass, 19 its half pass of 1 or 2 blocks) than moving its last 2x2 blocks back; returns the table's
+ * bytes */
+static int64_t qdp_split(const qdp_geo *g, int32_t nb, int32_t cow, int64_t *p1, int64_t *p2, int64_t *h, int64_t *mh) {
+  const int64_t B = qdp_blocks(g, nb, cow);
+  const bool m0 = g->mode == 0;
+  *p1 = m0 ? B / 2 : (B + g->bpp - 1) / g->bpp;
+  *mh = m0 ? B & 1 : 0;
   *p2 = 0;
   *h = 0;
-  if (g->mode == 0 && (cow & 1)) {
-    const int64_t nbr = (nb + 1) / 2, a = (nbr * ((cow - 1) / 2) + 1) / 2, r = nbr & 3;
+  if (m0 && (cow & 1)) {
+    const int64_t nbr = (nb + 1) / 2, A = nbr * ((cow - 1) / 2), r = nbr & 3;
     const int64_t b = nbr / 4 + (r == 3), hh = r == 1 || r == 2;
-    if (30 * a + 33 * b + 19 * hh < 30 * *p1) { *p1 = a; *p2 = b; *h = hh; }
+    if (30 * (A / 2) + 18 * (A & 1) + 33 * b + 19 * hh < 30 * (B / 2) + 18 * (B & 1)) {
+      *p1 = A / 2; *mh = A & 1; *p2 = b; *h = hh;
+    }
   }
-  return *p1 * g->rec + *p2 * 32 + *h * 24;
+  return *p1 * g->rec + *mh * 20 + *p2 * 32 + *h * 24;
 }
 
 /* false where this path does not take the shapes (from shapes and int arguments only) */
@@ -90,8 +96,8 @@ static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
   for (;; nb--) {
     if (nb < g->bh) return false;
     const int64_t hp = (int64_t)(nb - 1) * s + K;
-    int64_t p1, p2, h;
-    const int64_t bytes = 4 * (int64_t)g->Wp * (hp + 1) + 16 + qdp_split(g, nb, g->cow, &p1, &p2, &h) +
+    int64_t p1, p2, h, mh;
+    const int64_t bytes = 4 * (int64_t)g->Wp * (hp + 1) + 16 + qdp_split(g, nb, g->cow, &p1, &p2, &h, &mh) +
                           (g->nchunks == 1 ? 4 * (hp < c->x.h ? hp : c->x.h) * (int64_t)c->x.w + 16 : 0);
     if (bytes <= QDP_SCRATCH && (nb - 1) * ysh + (g->cow - 1) * ysw <= 65535) break;
   }
@@ -99,11 +105,12 @@ static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
   g->nb = (OH + g->nbands - 1) / g->nbands;
   if (g->nb < g->bh) g->nb = g->bh;
   g->Hp = (g->nb - 1) * s + K;
-  int64_t p1, p2, h;
-  g->tab = (int32_t)((qdp_split(g, g->nb, g->cow, &p1, &p2, &h) + 15) & ~15);
+  int64_t p1, p2, h, mh;
+  g->tab = (int32_t)((qdp_split(g, g->nb, g->cow, &p1, &p2, &h, &mh) + 15) & ~15);
   g->passes = (int32_t)p1;
   g->passes2 = (int32_t)p2;
   g->half = (int32_t)h;
+  g->mhalf = (int32_t)mh;
   g->rtab = g->nchunks == 1 ? (4 * (g->Hp < c->x.h ? g->Hp : c->x.h) * c->x.w + 16 + 15) & ~15 : 0;
   g->plane = (4 * g->Wp * (g->Hp + 1) + 16 + 15) & ~15;   /* a row of slack: 5x5 stride 2 reads one row past */
   g->Q = QDP_QMAX;
@@ -335,8 +342,8 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   }
   if (!tiny && Q > 1) {   /* the other quads' tables: the same with their plane's pointers (+ i qstep) */
     const int32_t np = g->pb * g->bpp, rw = np + 4, P = rw == 6 ? 12 : rw;   /* P: words a period of the pattern */
-    const int32_t w1 = g->passes * rw, w2 = w1 + 8 * g->passes2;   /* then the second loop's records: 4 + 4 words */
-    const int32_t w3 = w2 + 6 * g->half;   /* and its half pass: 2 + 4 */
+    const int32_t w1 = g->passes * rw, w1m = w1 + 5 * g->mhalf;   /* then the mode's half pass: 1 + 4 words */
+    const int32_t w2 = w1m + 8 * g->passes2, w3 = w2 + 6 * g->half;   /* the second loop's records: 4 + 4, its half: 2 + 4 */
     const uint32x4_t lane = vidupq_n_u32(0, 1);
     uint32x4_t m1[5], m2[2];   /* 1 in the pointer words of the pattern (rw: 6, 8, 12 or 20 words) */
     for (int32_t j = 0; j < P / 4; j++) {
@@ -352,7 +359,8 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
       /* whole vectors: past w1 (at most 3 words, within the 16-byte rounded table) the loops below rewrite */
       for (int32_t w = 0, j = 0; w < w1; w += 4, j = j + 1 == P / 4 ? 0 : j + 1)
         vst1q_u32(u + w, vmlaq_n_u32(vld1q_u32(t + w), m1[j], d));
-      for (int32_t w = w1, j = 0; w < w2; w += 4, j ^= 1) vst1q_u32(u + w, vmlaq_n_u32(vld1q_u32(t + w), m2[j], d));
+      for (int32_t w = w1; w < w1m; w++) u[w] = t[w] + (w == w1 ? d : 0u);
+      for (int32_t w = w1m, j = 0; w < w2; w += 4, j ^= 1) vst1q_u32(u + w, vmlaq_n_u32(vld1q_u32(t + w), m2[j], d));
       for (int32_t w = w2; w < w3; w++) u[w] = t[w] + (w < w2 + 2 ? d : 0u);
     }
   }
@@ -368,7 +376,8 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   w16[4] = goff;
   {   /* the records' G (goff + the channel's place in its quad), table, k and passes (the other words: per channel) */
     const uint32x4_t e0 = vsetq_lane_u32(1u, vdupq_n_u32(0), 0);
-    uint32x4_t kv = vsetq_lane_u32(tiny ? 1u : (uint32_t)g->passes, vsetq_lane_u32(tiny ? 0u : (uint32_t)(2 * g->passes2 + g->half),
+    uint32x4_t kv = vsetq_lane_u32(tiny ? 1u : g->mode == 0 ? (uint32_t)(2 * g->passes + g->mhalf) : (uint32_t)g->passes,
+                                   vsetq_lane_u32(tiny ? 0u : (uint32_t)(2 * g->passes2 + g->half),
                                    vdupq_n_u32(0), 2), 1);
     int8_t *r = recs + 16 * nw;
     for (int32_t i = 0; i < Q; i++) {

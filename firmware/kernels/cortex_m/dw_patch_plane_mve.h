@@ -49,7 +49,15 @@ __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g
       }
     }
   }
-  if (b > 0) {   /* a last pass short of blocks: the last one again */
+  if (b > 0 && g->mhalf) {   /* 3x3 stride 1, an odd block last: a half pass (its pointer, then 16-bit lanes 2m and
+                             * 2m + 1 hold the block's lane m: top-left, bottom-left, top-right, bottom-right) */
+    uint16_t *const off = (uint16_t *)(t + 1);
+    t[0] = (uint32_t)(uintptr_t)a;
+    off[0] = off[1] = (uint16_t)o;
+    off[2] = off[3] = (uint16_t)(o + ysh);
+    off[4] = off[5] = (uint16_t)(o + ysw);
+    off[6] = off[7] = (uint16_t)(o + ysh + ysw);
+  } else if (b > 0) {   /* a last pass short of blocks: the last one again */
     for (; b < bpp; b++) {
       t[b * pb] = (uint32_t)(uintptr_t)a;
       if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
@@ -69,7 +77,7 @@ __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c
   /* the last column's 2x1 blocks, four a pass (lanes as in the 1x2 / 2x1 modes), after the first loop's passes */
   const int32_t nb = g->nb, j = g->cow - 1;
   const ptrdiff_t ysh = c->y.sh, prow = 4 * (ptrdiff_t)g->Wp;
-  uint32_t *t = (uint32_t *)(void *)(tab + g->passes * g->rec);
+  uint32_t *t = (uint32_t *)(void *)(tab + g->passes * g->rec + 20 * g->mhalf);
   int32_t o = 0;
   const int32_t nbr = (nb + 1) / 2, nfull = g->half ? 4 * g->passes2 : nbr;   /* blocks of the 4-block passes */
   const int8_t *const a0 = plane + 4 * j;
