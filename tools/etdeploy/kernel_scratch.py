@@ -260,15 +260,19 @@ def qdw_patch(c: dict) -> int:
     cow = (OW + nchunks - 1) // nchunks
     Wp = (cow - 1) * s + K
 
-    def tbytes(nb):   # qdp_split: 3x3 stride 1 on odd columns may take 2x1 blocks down the last one (and a half pass)
-        p1, p2, h = (((nb + bh - 1) // bh) * ((cow + bw - 1) // bw) + bpp - 1) // bpp, 0, 0
-        if (K, s) == (3, 1) and cow & 1:
+    def tbytes(nb):   # qdp_split: 3x3 stride 1 takes an odd last 2x2 block in a half pass, and on odd columns may take
+        # 2x1 blocks down the last one (then a half pass of the last 1 or 2)
+        B = ((nb + bh - 1) // bh) * ((cow + bw - 1) // bw)
+        m0 = (K, s) == (3, 1)
+        p1, mh = (B // 2, B & 1) if m0 else ((B + bpp - 1) // bpp, 0)
+        p2 = h = 0
+        if m0 and cow & 1:
             nbr = (nb + 1) // 2
-            r = nbr & 3
-            a, b2, hh = (nbr * ((cow - 1) // 2) + 1) // 2, nbr // 4 + (r == 3), int(r in (1, 2))
-            if 30 * a + 33 * b2 + 19 * hh < 30 * p1:
-                p1, p2, h = a, b2, hh
-        return p1 * rec + p2 * 32 + h * 24
+            A, r = nbr * ((cow - 1) // 2), nbr & 3
+            b2, hh = nbr // 4 + (r == 3), int(r in (1, 2))
+            if 30 * (A // 2) + 18 * (A & 1) + 33 * b2 + 19 * hh < 30 * (B // 2) + 18 * (B & 1):
+                p1, mh, p2, h = A // 2, A & 1, b2, hh
+        return p1 * rec + mh * 20 + p2 * 32 + h * 24
 
     def rtab(hp):   # one chunk: a plane offset per interior pixel
         return 4 * min(hp, c["x"]["h"]) * c["x"]["w"] + 16 if nchunks == 1 else 0

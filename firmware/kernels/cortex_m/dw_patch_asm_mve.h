@@ -101,6 +101,13 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "vqmovnb.s32 q7, q5\n\t"                                                                              \
   "vqmovnt.s32 q7, q5\n\t"
 #define QDP_TAIL(dec, ld6, pass2, fin) QDP_TAIL_##pass2(dec, ld6, fin)
+/* 3x3 stride 1 (the modes with a second loop): record word 5 = 2 passes + an odd block's half pass, after them */
+#define QDP_LS(pass2) QDP_LS_##pass2
+#define QDP_LS_0
+#define QDP_LS_1 "lsrs lr, lr, #1\n\t"
+#define QDP_MH(pass2, fin) QDP_MH_##pass2(fin)
+#define QDP_MH_0(fin)
+#define QDP_MH_1(fin) "bcc 11f\n\tldr r1, [r4], #4\n\t" QDP_B33("r1", "q6") QDP_REQH fin QDP_STORE "11:\n\t"
 #define QDP_TAIL_0(dec, ld6, fin) dec "bne 1b\n\t"
 #define QDP_TAIL_1(dec, ld6, fin)                                                                       \
   ld6 "cbnz r0, 8f\n"                                                                                   \
@@ -124,9 +131,11 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
         "ldr r12, [%[b], #16]\n"                                                                         \
         "1:\n\t" QDP_REC("r10", loadw)                                                                   \
         "add r9, r9, r12\n\t"                                                                           \
+        QDP_LS(pass2)                                                                                   \
         "wls lr, lr, 3f\n"                                                                               \
         "2:\n\t" pass QDP_REQ QDP_SAT QDP_STORE "le lr, 2b\n"                                            \
         "3:\n\t"                                                                                        \
+        QDP_MH(pass2, QDP_SAT)                                                                        \
         QDP_TAIL("subs r11, r11, #1\n\t", "ldr r0, [r10, #-8]\n\t", pass2, QDP_SAT)                     \
         : [b] "+r"(b)                                                                                   \
         :                                                                                               \
@@ -149,9 +158,11 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
         "add r9, r9, r0\n\t"                                                                            \
         "ldr r0, [sp]\n\t"                                                                              \
         "str r1, [r0]\n\t"                                                                              \
+        QDP_LS(pass2)                                                                                   \
         "wls lr, lr, 3f\n"                                                                               \
         "2:\n\t" pass QDP_REQ QDP_CLAMP QDP_STORE "le lr, 2b\n"                                          \
         "3:\n\t"                                                                                        \
+        QDP_MH(pass2, QDP_CLAMP)                                                                        \
         QDP_TAIL("ldr r1, [sp]\n\tldr r0, [r1, #12]\n\tsubs r0, r0, #1\n\tstr r0, [r1, #12]\n\t",            \
                  "ldr r1, [sp]\n\tldr r1, [r1]\n\tldr r0, [r1, #-8]\n\t", pass2, QDP_CLAMP)                 \
         "pop {%[b]}"                                                                                    \
@@ -204,6 +215,12 @@ QDP_RUNC(qdp_t32c, QDP_T32(QDP_ST9C), QDP_W2("r1"), 0)
 #undef QDP_ST9S
 #undef QDP_ST9C
 #undef QDP_TAIL
+#undef QDP_LS
+#undef QDP_LS_0
+#undef QDP_LS_1
+#undef QDP_MH
+#undef QDP_MH_0
+#undef QDP_MH_1
 #undef QDP_TAIL_0
 #undef QDP_TAIL_1
 #undef QDP_REQH

@@ -41,28 +41,34 @@ typedef struct {
   int32_t Wp, Hp, cow, nchunks, nb, nbands, passes, rec;  /* rec: bytes of a pass's table record */
   int32_t passes2;  /* 3x3 stride 1, odd columns: passes of 2x1 blocks down the last column (32-byte records) */
   int32_t half;     /* and then a half pass of its last 1 or 2 blocks (a 24-byte record) */
+  int32_t mhalf;    /* 3x3 stride 1: an odd number of 2x2 blocks, the last in a half pass (a 20-byte record) */
   int32_t tab, rtab, plane;                               /* their bytes (rtab: see qdp_build) */
   int32_t Q, rsz;  /* quads (4 channels each: their own table and plane) a call; a channel record's bytes */
 } qdp_geo;
 
-static int64_t qdp_passes(const qdp_geo *g, int32_t nb, int32_t cow) {
-  const int64_t blocks = (int64_t)((nb + g->bh - 1) / g->bh) * ((cow + g->bw - 1) / g->bw);
-  return (blocks + g->bpp - 1) / g->bpp;
+static int64_t qdp_blocks(const qdp_geo *g, int32_t nb, int32_t cow) {
+  return (int64_t)((nb + g->bh - 1) / g->bh) * ((cow + g->bw - 1) / g->bw);
 }
-/* the passes of a band (p1 of the mode's blocks, p2 of the second loop, h: its half pass): 3x3 stride 1 on an odd
- * number of columns takes 2x2 blocks on the others and 2x1 blocks down the last one where that costs fewer
- * instructions (30 a pass, 33 a second-loop pass, 19 a half pass of 1 or 2 blocks) than moving its last 2x2 blocks
- * back; returns the table's bytes */
-static int64_t qdp_split(const qdp_geo *g, int32_t nb, int32_t cow, int64_t *p1, int64_t *p2, int64_t *h) {
-  *p1 = qdp_passes(g, nb, cow);
+/* the passes of a band: p1 of the mode's blocks (3x3 stride 1: mh, an odd last block in a half pass), p2 of the
+ * second loop and h its half pass: 3x3 stride 1 on an odd number of columns takes 2x2 blocks on the others and 2x1
+ * blocks down the last one where that costs fewer instructions (30 a pass, 18 a half pass of a 2x2 block, 33 a
+ * second-loop pass, 19 its half pass of 1 or 2 blocks) than moving its last 2x2 blocks back; returns the table's
+ * bytes */
+static int64_t qdp_split(const qdp_geo *g, int32_t nb, int32_t cow, int64_t *p1, int64_t *p2, int64_t *h, int64_t *mh) {
+  const int64_t B = qdp_blocks(g, nb, cow);
+  const bool m0 = g->mode == 0;
+  *p1 = m0 ? B / 2 : (B + g->bpp - 1) / g->bpp;
+  *mh = m0 ? B & 1 : 0;
   *p2 = 0;
   *h = 0;
-  if (g->mode == 0 && (cow & 1)) {
-    const int64_t nbr = (nb + 1) / 2, a = (nbr * ((cow - 1) / 2) + 1) / 2, r = nbr & 3;
+  if (m0 && (cow & 1)) {
+    const int64_t nbr = (nb + 1) / 2, A = nbr * ((cow - 1) / 2), r = nbr & 3;
     const int64_t b = nbr / 4 + (r == 3), hh = r == 1 || r == 2;
-    if (30 * a + 33 * b + 19 * hh < 30 * *p1) { *p1 = a; *p2 = b; *h = hh; }
+    if (30 * (A / 2) + 18 * (A & 1) + 33 * b + 19 * hh < 30 * (B / 2) + 18 * (B & 1)) {
+      *p1 = A / 2; *mh = A & 1; *p2 = b; *h = hh;
+    }
   }
-  return *p1 * g->rec + *p2 * 32 + *h * 24;
+  return *p1 * g->rec + *mh * 20 + *p2 * 32 + *h * 24;
 }
 
 /* false where this path does not take the shapes (from shapes and int arguments only) */
@@ -90,8 +96,8 @@ static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
   for (;; nb--) {
     if (nb < g->bh) return false;
     const int64_t hp = (int64_t)(nb - 1) * s + K;
-    int64_t p1, p2, h;
-    const int64_t bytes = 4 * (int64_t)g->Wp * (hp + 1) + 16 + qdp_split(g, nb, g->cow, &p1, &p2, &h) +
+    int64_t p1, p2, h, mh;
+    const int64_t bytes = 4 * (int64_t)g->Wp * (hp + 1) + 16 + qdp_split(g, nb, g->cow, &p1, &p2, &h, &mh) +
                           (g->nchunks == 1 ? 4 * (hp < c->x.h ? hp : c->x.h) * (int64_t)c->x.w + 16 : 0);
     if (bytes <= QDP_SCRATCH && (nb - 1) * ysh + (g->cow - 1) * ysw <= 65535) break;
   }
@@ -99,11 +105,12 @@ static bool qdp_geo_of(const qconv *c, qdp_geo *g) {
   g->nb = (OH + g->nbands - 1) / g->nbands;
   if (g->nb < g->bh) g->nb = g->bh;
   g->Hp = (g->nb - 1) * s + K;
-  int64_t p1, p2, h;
-  g->tab = (int32_t)((qdp_split(g, g->nb, g->cow, &p1, &p2, &h) + 15) & ~15);
+  int64_t p1, p2, h, mh;
+  g->tab = (int32_t)((qdp_split(g, g->nb, g->cow, &p1, &p2, &h, &mh) + 15) & ~15);
   g->passes = (int32_t)p1;
   g->passes2 = (int32_t)p2;
   g->half = (int32_t)h;
+  g->mhalf = (int32_t)mh;
   g->rtab = g->nchunks == 1 ? (4 * (g->Hp < c->x.h ? g->Hp : c->x.h) * c->x.w + 16 + 15) & ~15 : 0;
   g->plane = (4 * g->Wp * (g->Hp + 1) + 16 + 15) & ~15;   /* a row of slack: 5x5 stride 2 reads one row past */
   g->Q = QDP_QMAX;
@@ -306,19 +313,19 @@ __attribute__((noinline)) static void qdp_ninth(const int8_t *w, int32_t rsz, in
 __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, const qdp_geo *gp, const int8_t *x, int8_t *y,
                                                 bool checked) {
   if (!QDP_ASM || !c->scr || (!checked && !qdp_requant_ok(c))) return false;
-  const qdp_geo g = *gp;
-  const int32_t O = c->y.c, K = g.K, T = K * K, s = g.s, nw = g.nw;
-  const int32_t Q = g.Q, rsz = g.rsz, qstep = g.tab + g.plane;
+  const qdp_geo *const g = gp;   /* not a copy (a memcpy a call) */
+  const int32_t O = c->y.c, K = g->K, T = K * K, s = g->s, nw = g->nw;
+  const int32_t Q = g->Q, rsz = g->rsz, qstep = g->tab + g->plane;
   int8_t *const recs = c->scr, *const wpk = c->scr + 4 * Q * rsz;   /* qdp_scratch's layout */
   uint32_t *const rtab = (uint32_t *)(void *)(wpk + QDP_WPK);
-  int8_t *const tab0 = wpk + QDP_WPK + g.rtab, *const plane = tab0 + g.tab;   /* quad i's: + i qstep */
-  if (g.nchunks == 1) {   /* one chunk: the planes' padding once for the call */
+  int8_t *const tab0 = wpk + QDP_WPK + g->rtab, *const plane = tab0 + g->tab;   /* quad i's: + i qstep */
+  if (g->nchunks == 1) {   /* one chunk: the planes' padding once for the call */
     const int8x16_t vp = vdupq_n_s8((int8_t)-c->in_off);
     for (int8_t *p = plane, *const e = plane + Q * qstep; p < e; p += qstep)
-      for (int8_t *d = p, *const de = p + g.plane; d < de; d += 16) vst1q_s8(d, vp);
+      for (int8_t *d = p, *const de = p + g->plane; d < de; d += 16) vst1q_s8(d, vp);
   }
   /* 3x3 outputs of a 3x3 kernel: the tiny mode (one pass a channel, patches covering the outputs exactly) */
-  const bool tiny = K == 3 && c->y.h == 3 && c->y.w == 3 && g.nbands == 1 && g.nchunks == 1 && g.Wp == (s == 1 ? 5 : 7);
+  const bool tiny = K == 3 && c->y.h == 3 && c->y.w == 3 && g->nbands == 1 && g->nchunks == 1 && g->Wp == (s == 1 ? 5 : 7);
   if (tiny) {   /* a quad's table: its plane, then the 8 outputs' offsets in the lanes of the pass's store */
     static const uint8_t at[2][8] = {{0, 2, 3, 6, 1, 5, 4, 7}, {0, 6, 3, 2, 1, 7, 4, 5}};   /* 3 i + j */
     for (int32_t i = 0; i < Q; i++) {
@@ -331,12 +338,12 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
       }
     }
   } else {
-    qdp_table(&g, c, plane, tab0);
+    qdp_table(g, c, plane, tab0);
   }
   if (!tiny && Q > 1) {   /* the other quads' tables: the same with their plane's pointers (+ i qstep) */
-    const int32_t np = g.pb * g.bpp, rw = np + 4, P = rw == 6 ? 12 : rw;   /* P: words a period of the pattern */
-    const int32_t w1 = g.passes * rw, w2 = w1 + 8 * g.passes2;   /* then the second loop's records: 4 + 4 words */
-    const int32_t w3 = w2 + 6 * g.half;   /* and its half pass: 2 + 4 */
+    const int32_t np = g->pb * g->bpp, rw = np + 4, P = rw == 6 ? 12 : rw;   /* P: words a period of the pattern */
+    const int32_t w1 = g->passes * rw, w1m = w1 + 5 * g->mhalf;   /* then the mode's half pass: 1 + 4 words */
+    const int32_t w2 = w1m + 8 * g->passes2, w3 = w2 + 6 * g->half;   /* the second loop's records: 4 + 4, its half: 2 + 4 */
     const uint32x4_t lane = vidupq_n_u32(0, 1);
     uint32x4_t m1[5], m2[2];   /* 1 in the pointer words of the pattern (rw: 6, 8, 12 or 20 words) */
     for (int32_t j = 0; j < P / 4; j++) {
@@ -349,43 +356,45 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
       const uint32_t d = (uint32_t)(i * qstep);
       const uint32_t *t = (const uint32_t *)(const void *)tab0;
       uint32_t *u = (uint32_t *)(void *)(tab0 + i * qstep);
-      for (int32_t w = 0; w < w1;)
-        for (int32_t j = 0; j < P / 4 && w < w1; j++, w += 4) {
-          const mve_pred16_t pt = vctp32q((uint32_t)(w1 - w));
-          vstrwq_p_u32(u + w, vmlaq_n_u32(vld1q_z_u32(t + w, pt), m1[j], d), pt);
-        }
-      for (int32_t w = w1, j = 0; w < w2; w += 4, j ^= 1) vst1q_u32(u + w, vmlaq_n_u32(vld1q_u32(t + w), m2[j], d));
+      /* whole vectors: past w1 (at most 3 words, within the 16-byte rounded table) the loops below rewrite */
+      for (int32_t w = 0, j = 0; w < w1; w += 4, j = j + 1 == P / 4 ? 0 : j + 1)
+        vst1q_u32(u + w, vmlaq_n_u32(vld1q_u32(t + w), m1[j], d));
+      for (int32_t w = w1; w < w1m; w++) u[w] = t[w] + (w == w1 ? d : 0u);
+      for (int32_t w = w1m, j = 0; w < w2; w += 4, j ^= 1) vst1q_u32(u + w, vmlaq_n_u32(vld1q_u32(t + w), m2[j], d));
       for (int32_t w = w2; w < w3; w++) u[w] = t[w] + (w < w2 + 2 ? d : 0u);
-    }
-  }
-  {   /* the records' table, k and passes (their other words: per channel) */
-    const uint32x4_t e0 = vsetq_lane_u32(1u, vdupq_n_u32(0), 0);
-    uint32x4_t kv = vsetq_lane_u32(tiny ? 1u : (uint32_t)g.passes, vsetq_lane_u32(tiny ? 0u : (uint32_t)(2 * g.passes2 + g.half),
-                                   vdupq_n_u32(0), 2), 1);
-    for (int32_t k = 0; k < 4 * Q; k++, kv = vaddq_u32(kv, e0)) {
-      uint32_t *r = (uint32_t *)(void *)(recs + k * rsz + 16 * (nw + 1));
-      r[0] = (uint32_t)(uintptr_t)(tab0 + (k >> 2) * qstep);
-      vst1q_u32(r + 4, kv);
     }
   }
   /* weight vector n's lanes: byte offsets of their taps in the packed taps (4 a tap), 4 T (the zero word after
    * them) where the lane holds no tap; G: a patch lane's plane offset dy Wp + dx, times 4 */
   uint8x16_t woff[4];
-  for (int32_t n = 0; n < nw; n++) woff[n] = vld1q_u8(qdp_woff[g.mode][n]);
+  for (int32_t n = 0; n < nw; n++) woff[n] = vld1q_u8(qdp_woff[g->mode][n]);
   uint8x16_t w16[5];   /* 3x3: the same lanes in the 16-channel packing (row t + 1 = tap t, row 0 = 0) */
   for (int32_t n = 0; n < nw; n++)
     w16[n] = vpselq_u8(vdupq_n_u8(0), vaddq_n_u8(vmulq_n_u8(woff[n], 4), 16), vcmpeqq_n_u8(woff[n], 36));
-  const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g.mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g.mode == 0 ? 0 : 1]),
-                                                (uint8_t)g.Wp), 4);
+  const uint8x16_t goff = vmulq_n_u8(vmlaq_n_u8(vld1q_u8(qdp_gdx[g->mode == 0 ? 0 : 1]), vld1q_u8(qdp_gdy[g->mode == 0 ? 0 : 1]),
+                                                (uint8_t)g->Wp), 4);
   w16[4] = goff;
-  for (int32_t k = 0; k < 4 * Q; k++)   /* G: the records' patch offsets, goff + the channel's place in its quad */
-    vst1q_u8((uint8_t *)recs + k * rsz + 16 * nw, vaddq_n_u8(goff, (uint8_t)(k & 3)));
+  {   /* the records' G (goff + the channel's place in its quad), table, k and passes (the other words: per channel) */
+    const uint32x4_t e0 = vsetq_lane_u32(1u, vdupq_n_u32(0), 0);
+    uint32x4_t kv = vsetq_lane_u32(tiny ? 1u : g->mode == 0 ? (uint32_t)(2 * g->passes + g->mhalf) : (uint32_t)g->passes,
+                                   vsetq_lane_u32(tiny ? 0u : (uint32_t)(2 * g->passes2 + g->half),
+                                   vdupq_n_u32(0), 2), 1);
+    int8_t *r = recs + 16 * nw;
+    for (int32_t i = 0; i < Q; i++) {
+      const uint32_t tq = (uint32_t)(uintptr_t)(tab0 + i * qstep);
+      for (int32_t k = 0; k < 4; k++, r += rsz, kv = vaddq_u32(kv, e0)) {
+        vst1q_u8((uint8_t *)r, vaddq_n_u8(goff, (uint8_t)k));
+        ((uint32_t *)(void *)r)[4] = tq;
+        vst1q_u32((uint32_t *)(void *)r + 8, kv);
+      }
+    }
+  }
   const uint32_t io = (uint32_t)c->in_off;
   const int8x16_t vpad = vdupq_n_s8((int8_t)-c->in_off);
   const bool sat8 = c->amin == -128 && c->amax == 127;
   void (*const run)(qdp_blk *) = tiny ? (s == 1 ? (sat8 ? qdp_t31s : qdp_t31c) : (sat8 ? qdp_t32s : qdp_t32c))
-                                 : g.mode == 0 ? (sat8 ? qdp_33s : qdp_33c) : g.mode == 1 ? (sat8 ? qdp_32s : qdp_32c)
-                                 : g.mode == 2 ? (sat8 ? qdp_51s : qdp_51c) : (sat8 ? qdp_52s : qdp_52c);
+                                 : g->mode == 0 ? (sat8 ? qdp_33s : qdp_33c) : g->mode == 1 ? (sat8 ? qdp_32s : qdp_32c)
+                                 : g->mode == 2 ? (sat8 ? qdp_51s : qdp_51c) : (sat8 ? qdp_52s : qdp_52c);
   qdp_blk blk;
   blk.oo = c->out_off + (sat8 ? 0 : 128);
   blk.k1 = 127 - c->amax; blk.k2 = 127 - c->amax + c->amin + 128; blk.amin = c->amin;
@@ -395,17 +404,27 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   const int32_t *const bia = c->bias, *const mul = c->mult, *const shf = c->shift;
   const int32_t OH = c->y.h, OW = c->y.w, W = c->x.w;
   qdp_src src;
-  src.g = &g; src.plane = plane; src.qstep = qstep; src.H = c->x.h; src.W = W; src.xsh = c->x.sh; src.xsw = c->x.sw;
-  src.aligned = aligned; src.pcols = g.nchunks > 1; src.prows = g.nbands > 1 || g.nchunks > 1; src.vpad = vpad;
+  src.g = g; src.plane = plane; src.qstep = qstep; src.H = c->x.h; src.W = W; src.xsh = c->x.sh; src.xsw = c->x.sw;
+  src.aligned = aligned; src.pcols = g->nchunks > 1; src.prows = g->nbands > 1 || g->nchunks > 1; src.vpad = vpad;
   src.rtab = NULL;
   if (!src.pcols) {   /* one chunk (padding filled above): whole rows of NHWC pixels are one run */
-    const int32_t cw = W - (-c->pw) < g.Wp ? W + c->pw : g.Wp;
+    const int32_t cw = W - (-c->pw) < g->Wp ? W + c->pw : g->Wp;
     if (aligned && cw - c->pw == W && c->x.sh == (ptrdiff_t)W * c->x.sw) {
+      /* its rows by whole vectors (the next row's overwrite the excess, the last's go into the slack) */
       uint32_t *rt = rtab, o = 0;
-      for (int32_t r = (g.rtab - 16) / (4 * W); r > 0; r--, rt += W, o += 4u * (uint32_t)g.Wp) {   /* its rows */
-        uint32x4_t v = vidupq_n_u32(o, 4);
-        for (int32_t j = 0; j < W; j += 4, v = vaddq_n_u32(v, 16)) vstrwq_p_u32(rt + j, v, vctp32q((uint32_t)(W - j)));
-      }
+      const uint32_t po = 4u * (uint32_t)g->Wp;
+      const uint32x4_t base = vidupq_n_u32(0, 4);
+      int32_t r = (g->rtab - 16) / (4 * W);
+      if (W <= 4)
+        for (; r > 0; r--, rt += W, o += po) vst1q_u32(rt, vaddq_n_u32(base, o));
+      else if (W <= 8)
+        for (; r > 0; r--, rt += W, o += po) {
+          vst1q_u32(rt, vaddq_n_u32(base, o));
+          vst1q_u32(rt + 4, vaddq_n_u32(base, o + 16));
+        }
+      else
+        for (; r > 0; r--, rt += W, o += po)
+          for (int32_t j = 0; j < W; j += 4) vst1q_u32(rt + j, vaddq_n_u32(base, o + 4u * (uint32_t)j));
       src.rtab = rtab;
     }
   }
@@ -456,13 +475,15 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
     qdp_consts((uint32_t *)(void *)(recs + 16 * (nw + 1)), rsz, mul + c0, shf + c0, bia ? bia + c0 : NULL, sums, io,
                live);
     src.live = live;
+    void (*const bld)(const qdp_src *, int32_t, int32_t, int32_t) =
+        src.rtab && !src.prows && quads >= 2 && (quads & 1) == 0 && live == 4 * quads ? qdp_build_r : qdp_build;
     for (int32_t n = 0; n < c->y.n; n++) {
       src.xn = x + n * c->x.sn + c0;
-      for (int32_t bi = 0; bi < g.nbands; bi++) {
-        const int32_t oh0 = bi + 1 == g.nbands ? OH - g.nb : bi * g.nb;
-        for (int32_t ci = 0; ci < g.nchunks; ci++) {
-          const int32_t ow0 = ci + 1 == g.nchunks ? OW - g.cow : ci * g.cow;
-          qdp_build(&src, quads, oh0 * s - c->ph, ow0 * s - c->pw);
+      for (int32_t bi = 0; bi < g->nbands; bi++) {
+        const int32_t oh0 = bi + 1 == g->nbands ? OH - g->nb : bi * g->nb;
+        for (int32_t ci = 0; ci < g->nchunks; ci++) {
+          const int32_t ow0 = ci + 1 == g->nchunks ? OW - g->cow : ci * g->cow;
+          bld(&src, quads, oh0 * s - c->ph, ow0 * s - c->pw);
           blk.rec = recs; blk.nch = live;
           blk.y = y + n * c->y.sn + (ptrdiff_t)oh0 * c->y.sh + (ptrdiff_t)ow0 * c->y.sw + c0;
           run(&blk);

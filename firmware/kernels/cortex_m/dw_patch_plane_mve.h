@@ -49,7 +49,15 @@ __attribute__((always_inline)) static inline void qdp_table_run(const qdp_geo *g
       }
     }
   }
-  if (b > 0) {   /* a last pass short of blocks: the last one again */
+  if (b > 0 && g->mhalf) {   /* 3x3 stride 1, an odd block last: a half pass (its pointer, then 16-bit lanes 2m and
+                             * 2m + 1 hold the block's lane m: top-left, bottom-left, top-right, bottom-right) */
+    uint16_t *const off = (uint16_t *)(t + 1);
+    t[0] = (uint32_t)(uintptr_t)a;
+    off[0] = off[1] = (uint16_t)o;
+    off[2] = off[3] = (uint16_t)(o + ysh);
+    off[4] = off[5] = (uint16_t)(o + ysw);
+    off[6] = off[7] = (uint16_t)(o + ysh + ysw);
+  } else if (b > 0) {   /* a last pass short of blocks: the last one again */
     for (; b < bpp; b++) {
       t[b * pb] = (uint32_t)(uintptr_t)a;
       if (pb == 2) t[b * pb + 1] = (uint32_t)(uintptr_t)(a + rowB);
@@ -67,24 +75,28 @@ __attribute__((noinline)) static void qdp_table(const qdp_geo *g, const qconv *c
   }
   if (!g->passes2 && !g->half) return;
   /* the last column's 2x1 blocks, four a pass (lanes as in the 1x2 / 2x1 modes), after the first loop's passes */
-  static const uint8_t ln[8] = {0, 4, 2, 6, 1, 5, 3, 7};
   const int32_t nb = g->nb, j = g->cow - 1;
   const ptrdiff_t ysh = c->y.sh, prow = 4 * (ptrdiff_t)g->Wp;
-  uint32_t *t = (uint32_t *)(void *)(tab + g->passes * g->rec);
-  const int8_t *a = plane;
-  int32_t o = 0, b = 0;
+  uint32_t *t = (uint32_t *)(void *)(tab + g->passes * g->rec + 20 * g->mhalf);
+  int32_t o = 0;
   const int32_t nbr = (nb + 1) / 2, nfull = g->half ? 4 * g->passes2 : nbr;   /* blocks of the 4-block passes */
-  for (int32_t i = 0; i < 2 * nfull || (b > 0 && b < 4); i += 2) {   /* past the last block: the last again */
-    if (i < 2 * nfull) {
-      const int32_t ii = i + 2 > nb ? nb - 2 : i;
-      a = plane + ii * prow + 4 * j;
-      o = (int32_t)(ii * ysh + j * c->y.sw);
-    }
+  const int8_t *const a0 = plane + 4 * j;
+  const int32_t o0 = (int32_t)(j * c->y.sw);
+  /* blocks by steps of 2 rows but the last (moved back) and the repeats after it: the last */
+  const int32_t il = 2 * nfull > nb ? nb - 2 : 2 * nfull - 2;
+  const uint32_t al = (uint32_t)(uintptr_t)(a0 + il * prow);
+  const int32_t ol = o0 + (int32_t)(il * ysh), d2 = (int32_t)(2 * ysh);
+  uint32_t a = (uint32_t)(uintptr_t)a0, d1 = (uint32_t)(2 * prow);
+  o = o0;
+  for (int32_t p = 0, n = 0; p < g->passes2; p++, t += 8) {
     uint16_t *const off = (uint16_t *)(t + 4);
-    t[b] = (uint32_t)(uintptr_t)a;
-    off[ln[2 * b]] = (uint16_t)o;
-    off[ln[2 * b + 1]] = (uint16_t)(o + ysh);
-    if (++b == 4) { b = 0; t += 8; }
+    for (int32_t b = 0; b < 4; b++, n++, a += d1, o += d2) {   /* lanes ln[2 b], ln[2 b + 1] of {0, 4, 2, 6, 1, 5, 3, 7} */
+      const bool last = n >= nfull - 1;
+      const int32_t ob = last ? ol : o;
+      t[b] = last ? al : a;
+      off[(b & 1) * 2 + (b >> 1)] = (uint16_t)ob;
+      off[(b & 1) * 2 + (b >> 1) + 4] = (uint16_t)(ob + ysh);
+    }
   }
   if (g->half) {   /* the last 1 or 2 blocks (the last again): 2 pointers, then 16-bit lanes 2m and 2m + 1 hold the
                     * half pass's lane m (m = block, block + 2: its top, bottom) */
@@ -255,6 +267,20 @@ __attribute__((noinline)) static void qdp_raster2(int8_t *dst, const int8_t *src
     vstrwq_scatter_offset_p_u32(d0, o, vldrwq_gather_offset_z_u32(s, offw, p), p);
     vstrwq_scatter_offset_p_u32(d1, o, vldrwq_gather_offset_z_u32(s, o1, p), p);
   }
+}
+/* qdp_build's usual small-image case on its own (no bookkeeping of the others): one band and chunk, whole quads, the
+ * raster table; ih0 = -ph, iw0 = -pw */
+__attribute__((noinline)) static void qdp_build_r(const qdp_src *q, int32_t quads, int32_t ih0, int32_t iw0) {
+  const int32_t Wp = q->g->Wp, Hp = q->g->Hp, xsw = (int32_t)q->xsw;
+  const int32_t ja = iw0 < 0 ? -iw0 : 0, jb = q->W - iw0 < Wp ? q->W - iw0 : Wp, cw = jb - ja;
+  const int32_t ia = ih0 < 0 ? (-ih0 < Hp ? -ih0 : Hp) : 0, ib0 = q->H - ih0 < Hp ? q->H - ih0 : Hp;
+  if (cw <= 0 || ib0 <= ia) return;
+  const uint32x4_t offw = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)xsw);
+  int8_t *dst = q->plane + 4 * ((ptrdiff_t)ia * Wp + ja);
+  const int8_t *src = q->xn + (ptrdiff_t)(ih0 + ia) * q->xsh + (ptrdiff_t)(iw0 + ja) * xsw;
+  const int32_t n = (ib0 - ia) * cw;
+  for (; quads >= 4; quads -= 4, dst += 4 * q->qstep, src += 16) qdp_raster4(dst, src, q->rtab, n, q->qstep, offw, 4 * xsw);
+  for (; quads >= 2; quads -= 2, dst += 2 * q->qstep, src += 8) qdp_raster2(dst, src, q->rtab, n, q->qstep, offw, 4 * xsw);
 }
 /* the call's quads: quad i = channels 4 i.. of xn into the i-th plane */
 __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads, int32_t ih0, int32_t iw0) {
