@@ -248,6 +248,54 @@ __attribute__((noinline)) static void qdp_raster4(int8_t *dst, const int8_t *src
     vstrwq_scatter_offset_p_u32(d3, o, vldrwq_gather_offset_z_u32(s, o3, p), p);
   }
 }
+/* the same for 1 quad (n >= 1). In asm: 8 instructions a 8 pixels, a tail-predicated loop for the last n & 7 */
+__attribute__((noinline)) static void qdp_raster1(int8_t *dst, const int8_t *src, const uint32_t *rt, int32_t n,
+                                                  uint32x4_t offw, int32_t step) {
+#if QDP_ASM
+  uint32x4_t v[2];   /* the gathers' offsets of pixels 0-3 and 4-7 */
+  v[0] = offw;
+  v[1] = vaddq_n_u32(offw, (uint32_t)step);
+  register int8_t *r0 __asm__("r0") = dst;
+  register const int8_t *r1 __asm__("r1") = src;
+  register const uint32_t *r2 __asm__("r2") = rt;
+  register int32_t r3 __asm__("r3") = n >> 3, r4 __asm__("r4") = n & 7, r5 __asm__("r5") = step;
+  register int32_t r6 __asm__("r6") = 2 * step;
+  __asm__ volatile(
+      "vldrw.u32 q0, [%[v]]\n\t"
+      "vldrw.u32 q3, [%[v], #16]\n\t"
+      "wls lr, r3, 2f\n"
+      "1:\n\t"
+      "vldrw.u32 q1, [r2], #16\n\t"
+      "vldrw.u32 q2, [r1, q0]\n\t"
+      "vstrw.32 q2, [r0, q1]\n\t"
+      "vldrw.u32 q1, [r2], #16\n\t"
+      "vldrw.u32 q2, [r1, q3]\n\t"
+      "vstrw.32 q2, [r0, q1]\n\t"
+      "add r1, r1, r6\n\t"
+      "le lr, 1b\n"
+      "2:\n\t"
+      "wlstp.32 lr, r4, 4f\n"
+      "3:\n\t"
+      "vldrw.u32 q1, [r2], #16\n\t"
+      "vldrw.u32 q2, [r1, q0]\n\t"
+      "vstrw.32 q2, [r0, q1]\n\t"
+      "add r1, r1, r5\n\t"
+      "letp lr, 3b\n"
+      "4:"
+      : "+r"(r1), "+r"(r2)
+      : [v] "r"(v), "r"(r0), "r"(r3), "r"(r4), "r"(r5), "r"(r6), "m"(v)
+      : "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "memory");
+#else
+  uint32_t *const d0 = (uint32_t *)(void *)dst;
+  int32_t j = 0;
+  for (; j + 4 <= n; j += 4, src += step, rt += 4)
+    vstrwq_scatter_offset_u32(d0, vld1q_u32(rt), vldrwq_gather_offset_u32((const uint32_t *)(const void *)src, offw));
+  if (j < n) {
+    const mve_pred16_t p = vctp32q((uint32_t)(n - j));
+    vstrwq_scatter_offset_p_u32(d0, vld1q_u32(rt), vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)src, offw, p), p);
+  }
+#endif
+}
 /* the same for 2 quads */
 __attribute__((noinline)) static void qdp_raster2(int8_t *dst, const int8_t *src, const uint32_t *rt, int32_t n,
                                                   ptrdiff_t qstep, uint32x4_t offw, int32_t step) {
@@ -335,17 +383,7 @@ __attribute__((noinline)) static void qdp_build(const qdp_src *q, int32_t quads,
     const int8_t *src = q->xn + 4 * k + so;
     int8_t *dst = q->plane + k * qstep + doff;
     if (q->rtab) {
-      const int32_t n = (ib - ia) * cw;
-      const uint32_t *rt = q->rtab;
-      int32_t j = 0;
-      for (; j + 4 <= n; j += 4, src += 4 * xsw, rt += 4)
-        vstrwq_scatter_offset_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
-                                  vldrwq_gather_offset_u32((const uint32_t *)(const void *)src, offw));
-      if (j < n) {
-        const mve_pred16_t p = vctp32q((uint32_t)(n - j));
-        vstrwq_scatter_offset_p_u32((uint32_t *)(void *)dst, vld1q_u32(rt),
-                                    vldrwq_gather_offset_z_u32((const uint32_t *)(const void *)src, offw, p), p);
-      }
+      qdp_raster1(dst, src, q->rtab, (ib - ia) * cw, offw, 4 * (int32_t)xsw);
       continue;
     }
     if (rowsp) {
