@@ -52,6 +52,22 @@ class M(nn.Module):
     def forward(self, x, s, r):
         return F.relu(self.a(x)), self.b(x), self.c(x), F.relu(self.d(s)), self.e(r), self.f(x)
 """, [(1, 16, 9, 7), (1, 1, 21, 10), (1, 3, 11, 13)]),
+    # 1xK convs on one-row maps (1-d convs as conv2d): the GEMM reads the input itself, a padded copy only
+    # for the pixels whose windows cross the border: 48 -> 48 1x9 (K 432), stride 2 with 21 outputs
+    # (a partial channel group), a row longer than a GEMM run (150 pixels), padding past the whole row,
+    # no padding (no copy)
+    "cm_conv_row": ("""
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(48, 48, (1, 9), padding=(0, 4))
+        self.b = nn.Conv2d(16, 21, (1, 9), stride=2, padding=(0, 4))
+        self.c = nn.Conv2d(40, 16, (1, 3), padding=(0, 1))
+        self.d = nn.Conv2d(8, 6, (1, 5), padding=(0, 6))
+        self.e = nn.Conv2d(24, 10, (1, 7))
+    def forward(self, x, y, z, u, v):
+        return F.relu(self.a(x)), self.b(y), F.relu(self.c(z)), self.d(u), self.e(v)
+""", [(1, 48, 1, 13), (1, 16, 1, 49), (1, 40, 1, 150), (1, 8, 1, 3), (1, 24, 1, 30)]),
     # depthwise, depth multiplier 1: 16, 19, 40 and 3 channels, 3x3 and 5x5, strides 1 and 2, padding,
     # relu, odd sizes, a plane wider than 16 columns; one input channel to 130 outputs with 36 taps (too
     # many weights for the transposed-GEMM route: the input tap broadcast to the lanes); 32 channels on a
@@ -258,6 +274,7 @@ def _export(name: str) -> Path:
 EXPECTED_OPS = {
     "cm_pointwise": {"cortex_m::quantized_conv2d.out"},
     "cm_conv_kxk": {"cortex_m::quantized_conv2d.out"},
+    "cm_conv_row": {"cortex_m::quantized_conv2d.out"},
     "cm_linear": {"cortex_m::quantized_linear.out"},
     "cm_pw_groups": {"cortex_m::quantized_conv2d.out"},
     "cm_gemm_tile": {"cortex_m::quantized_conv2d.out", "cortex_m::quantized_add.out"},

@@ -21,7 +21,7 @@ from .pte import TensorInfo
 
 CM_DIR = Path(__file__).resolve().parents[2] / "firmware" / "kernels" / "cortex_m"
 _BOUNDS = (
-    "QC_COLS", "QC_CPIX", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K",                     # M55 GEMM
+    "QC_COLS", "QC_CPIX", "QC_MAXO", "QT_PIX", "QT_GPIX", "QT_WPK_K", "QT_WPK_MIN", "QC_RUN",  # M55 GEMM
     "QDW_TW", "QDW_ASC", "QDL_TAPS", "QDL_COLS", "QDL_PAD", "QDW_PLANE", "QDW_IB", "QDW_NCH",  # M55 depthwise
     "QDP_SCRATCH", "QDP_QUADS", "QDP_WPK", "QDP_QMAX",
     "CM_DSP_KMAX", "CM_DSP_KCOL", "CM_DSP_NB", "CM_DSP_KCH",                              # DSP GEMM
@@ -167,14 +167,25 @@ def qconv_mve(c: dict) -> int:
     chunk = b["QC_COLS"] // K
     if tile:
         chunk = min(chunk, b["QC_CPIX"])   # qc_chunk
-    cols = not direct or (tile and chunk > 0 and rows and not flat)
+    # qc_row_of: a one-row 1xKW conv reads its input, a padded copy of the columns only for the border runs
+    seg, run, edge = False, 0, 0
+    if not direct and c["KH"] == 1 and c["ph"] == 0 and c["dw"] == 1 and x["sw"] == C and y["h"] == 1:
+        sw, t = c["sw"], x["w"] + c["pw"] - c["KW"]
+        b0 = min((c["pw"] + sw - 1) // sw, OW)
+        b1 = min(max(t // sw + 1 if t >= 0 else 0, b0), OW)
+        edge = max(b0, OW - b1)
+        run = max(min(b1 - b0, b["QC_RUN"]), edge)
+        seg = edge <= b["QC_RUN"]
+    cols = not seg and (not direct or (tile and chunk > 0 and rows and not flat))
     ks = _a16(4 * O) if O <= b["QC_MAXO"] else 0
     # the sums' pixels: an im2col chunk's, else qt_cap (several groups a pass where a call's pixels are few)
-    spix = max(min(P, chunk), b["QT_GPIX"] // 2) if cols else min(max(P, b["QT_GPIX"]), b["QT_PIX"])
+    spix = (run if seg else max(min(P, chunk), b["QT_GPIX"] // 2) if cols
+            else min(max(P, b["QT_GPIX"]), b["QT_PIX"]))
     sums = 16 * (spix + 4) if tile else 0
     wpad = 64 if tile and O % 4 and K <= 16 else 0
-    total = ks + sums + wpad + (K * min(P, chunk) + 16 if cols else 0)
-    if tile and 32 < K <= b["QT_WPK_K"]:     # a group's weight rows packed (qt_sums2x4w), 16-aligned
+    copy = ((edge - 1) * c["sw"] + c["KW"]) * C + 16 if seg and edge > 0 else 0
+    total = ks + sums + wpad + (K * min(P, chunk) + 16 if cols else copy)
+    if tile and 32 < K <= b["QT_WPK_K"] and (not seg or run >= b["QT_WPK_MIN"]):     # a group's weight rows packed (qt_sums2x4w), 16-aligned
         total = _a16(total) + 64 * ((K + 15) // 16)
     return total
 

@@ -263,6 +263,29 @@ static inline int32_t qc_chunk(int32_t K, bool tile) {
   return tile && n > QC_CPIX ? QC_CPIX : n;
 }
 
+/* A conv on a one-row output whose kernel is one row (KH 1, no row padding, unit column dilation, dense
+ * pixels): pixel ow's K = KW*C bytes are the input's contiguous bytes from column ow*sw - pw on, so the
+ * GEMM reads the input itself (step sw*C) instead of an im2col copy of K bytes a pixel. Only the pixels
+ * whose windows cross the border, [0, b0) and [b1, OW), read a copy of the columns they span padded with
+ * -in_off (scratch: the longer of the two, (n-1)*sw + KW columns of C bytes); GEMM calls take runs of
+ * QC_RUN pixels at most (the sums buffer's). false: not this path. */
+#define QC_RUN 64
+typedef struct { int32_t b0, b1, run, edge; } qc_row;   /* run: a call's pixels at most; edge: a border run's */
+static inline bool qc_row_of(const qconv *c, bool direct, qc_row *r) {
+  r->b0 = r->b1 = r->run = r->edge = 0;
+  if (direct || c->KH != 1 || c->ph != 0 || c->dw != 1 || c->x.sw != c->x.c || c->y.h != 1) return false;
+  const int32_t OW = c->y.w, sw = c->sw, t = c->x.w + c->pw - c->KW;
+  r->b0 = (c->pw + sw - 1) / sw;
+  if (r->b0 > OW) r->b0 = OW;
+  r->b1 = t >= 0 ? t / sw + 1 : 0;   /* the first pixel whose window ends past the last column */
+  if (r->b1 < r->b0) r->b1 = r->b0;
+  if (r->b1 > OW) r->b1 = OW;
+  r->edge = r->b0 > OW - r->b1 ? r->b0 : OW - r->b1;
+  const int32_t mid = r->b1 - r->b0 < QC_RUN ? r->b1 - r->b0 : QC_RUN;
+  r->run = mid > r->edge ? mid : r->edge;
+  return r->edge <= QC_RUN;
+}
+
 /* false: not qconv_mve's shapes (no scratch); else where its scratch parts are (from shapes and int
  * arguments only: a path refused for its data plans them too) */
 CM_UNUSED static bool qc_parts_of(const qconv *c, qc_parts *pt) {
@@ -276,16 +299,19 @@ CM_UNUSED static bool qc_parts_of(const qconv *c, qc_parts *pt) {
   const bool flat = direct && c->sh == 1 && c->sw == 1 && c->x.sh == (ptrdiff_t)c->x.w * c->x.sw && rows &&
                     c->x.w == OW;
   const int32_t chunk = qc_chunk(K, tile), np = P < chunk ? P : chunk;
-  const bool cols = !direct || (tile && chunk > 0 && rows && !flat);
+  qc_row rw;
+  const bool seg = qc_row_of(c, direct, &rw);   /* a one-row 1xKW conv: no im2col */
+  const bool cols = !seg && (!direct || (tile && chunk > 0 && rows && !flat));
   /* a GEMM call takes an im2col chunk's pixels (one group a pass), else a row's or the image's (several
    * groups a pass where they are few: qt_cap) */
-  pt->cap = cols ? qt_cap_cols(chunk < P ? chunk : P) : qt_cap(P);
+  pt->cap = seg ? rw.run : cols ? qt_cap_cols(chunk < P ? chunk : P) : qt_cap(P);
   pt->sums = O <= QC_MAXO ? QC_KS_BYTES(O) : 0u;
   pt->wpad = pt->sums + (tile ? QT_S_BYTES(pt->cap) : 0u);
   pt->cols = pt->wpad + (tile && (O & 3) && K <= 16 ? QT_WPAD : 0u);
-  pt->wpk = pt->cols + (cols ? (uint32_t)K * (uint32_t)np + 16u : 0u);
+  pt->wpk = pt->cols + (cols ? (uint32_t)K * (uint32_t)np + 16u
+                             : seg && rw.edge > 0 ? (uint32_t)((rw.edge - 1) * c->sw + c->KW) * (uint32_t)C + 16u : 0u);
   pt->total = pt->wpk;
-  if (tile && K > 32 && K <= QT_WPK_K) {   /* a group's rows packed (qt_sums2x4w), 16-aligned */
+  if (tile && K > 32 && K <= QT_WPK_K && (!seg || rw.run >= QT_WPK_MIN)) {   /* a group's rows packed (qt_sums2x4w), 16-aligned */
     pt->wpk = (pt->wpk + 15u) & ~15u;
     pt->total = pt->wpk + QT_WPK_BYTES(K);
   }
@@ -325,6 +351,8 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   int8_t *const wpad = c->scr + pt.wpad, *const wpk = pt.total > pt.wpk ? c->scr + pt.wpk : NULL;
   const int32_t chunk = qc_chunk(K, qt_range_ok(c, K));   /* as qc_parts_of planned it */
   const int32_t OH = c->y.h, OW = c->y.w, cap = pt.cap;
+  qc_row rw;
+  const bool seg = qc_row_of(c, direct, &rw);
   /* the whole image as one run of pixels: unit stride, rows back to back on both sides */
   const bool flat = direct && c->sh == 1 && c->sw == 1 && c->x.sh == (ptrdiff_t)c->x.w * c->x.sw &&
                     c->y.sh == (ptrdiff_t)OW * c->y.sw && c->x.w == OW;
@@ -341,6 +369,48 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   for (int32_t n = 0; n < c->y.n; n++) {
     const int8_t *xn = x + n * c->x.sn;
     int8_t *yn = y + n * c->y.sn;
+    if (seg) {   /* a one-row 1xKW conv: runs read the input, or a padded copy at the border */
+      const int32_t W = c->x.w, sw = c->sw;
+      for (int32_t ow0 = 0, np; ow0 < OW; ow0 += np) {
+        const int32_t end = ow0 < rw.b0 ? rw.b0 : ow0 < rw.b1 ? rw.b1 : OW;   /* the left border, the middle, the right */
+        np = end - ow0 < QC_RUN ? end - ow0 : QC_RUN;
+        const int32_t c0 = ow0 * sw - c->pw, nc = (np - 1) * sw + c->KW;   /* the columns the run spans */
+        const int8_t *xs;
+        if (c0 >= 0 && c0 + nc <= W) {
+          xs = xn + (ptrdiff_t)c0 * C;
+        } else {
+          const int32_t l = c0 < 0 ? -c0 : 0, e = c0 + nc < W ? c0 + nc : W, in = e - (c0 + l) > 0 ? e - (c0 + l) : 0;
+          const int8_t pad = (int8_t)-c->in_off;
+          qc_fill(buf, NULL, l * C, pad);
+          if (in) qc_fill(buf + (ptrdiff_t)l * C, xn + (ptrdiff_t)(c0 + l) * C, in * C, 0);
+          qc_fill(buf + (ptrdiff_t)(l + in) * C, NULL, (nc - l - in) * C, pad);
+          xs = buf;
+        }
+        const ptrdiff_t xstep = (ptrdiff_t)sw * C;
+        int8_t *yr = yn + (ptrdiff_t)ow0 * c->y.sw;
+        if (tile) {
+          qt_gemm(c, K, xs, xstep, yr, c->y.sw, np, tks, sums, wpad, cap, wpk);
+        } else if (asm_path) {
+          qc_gemm_rows(c, K, xs, xstep, 0, yr, 0, np, 1, ks);
+        } else {
+          for (int32_t oc = 0; oc < O; oc += 4) {
+            const int32_t live = O - oc < 4 ? O - oc : 4;
+            const int8_t *wr[4];
+            int32_t cs[4], mu[4], sh[4];
+            for (int32_t i = 0; i < 4; i++) {
+              const int32_t o = oc + (i < live ? i : live - 1);
+              wr[i] = c->w + (ptrdiff_t)o * K;
+              cs[i] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(wr[i], K));
+              mu[i] = c->mult[o];
+              sh[i] = c->shift[o];
+            }
+            g.cst = vld1q_s32(cs); g.vm = vld1q_s32(mu); g.vs = vld1q_s32(sh); g.live = live;
+            qc_gemm4(xs, xstep, yr + oc, c->y.sw, np, wr[0], wr[1], wr[2], wr[3], &g);
+          }
+        }
+      }
+      continue;
+    }
     if (tile && direct && (flat || chunk == 0 || c->y.sh != (ptrdiff_t)OW * c->y.sw)) {
       for (int32_t oh = 0; oh < (flat ? 1 : OH); oh++)
         qt_gemm(c, K, xn + (ptrdiff_t)oh * c->sh * c->x.sh, (ptrdiff_t)c->sw * c->x.sw, yn + (ptrdiff_t)oh * c->y.sh,
