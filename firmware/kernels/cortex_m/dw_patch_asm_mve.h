@@ -222,25 +222,31 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
           "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
           "cc");                                                                                        \
   }
+/* with a clamp: 127 - amax in r11, k2 and amin on the stack (the record pointer stays in r10) */
+#define QDP_CLAMPT                                                                                      \
+  "vqadd.s16 q7, q7, r8\n\t"                                                                            \
+  "vqmovunb.s16 q7, q7\n\t"                                                                             \
+  "vqadd.u8 q7, q7, r11\n\t"                                                                            \
+  "ldr r3, [sp]\n\t"                                                                                    \
+  "vqsub.u8 q7, q7, r3\n\t"                                                                             \
+  "ldr r3, [sp, #4]\n\t"                                                                                \
+  "vadd.i8 q7, q7, r3\n\t"
 #define QDP_RUNTC(name, pass, loadw)                                                                    \
   __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
     register qdp_blk *b __asm__("r0") = blk;                                                            \
     __asm__ volatile(                                                                                   \
-        "push {%[b]}\n\t"                                                                               \
-        "ldrd r10, r11, [%[b], #20]\n\t"                                                                \
-        "ldr r12, [%[b], #28]\n\t"                                                                      \
+        "ldr r11, [%[b], #20]\n\t"                                                                      \
+        "ldrd r1, r3, [%[b], #24]\n\t"                                                                  \
+        "push {r1, r3}\n\t"                                                                             \
         "ldr r8, [%[b], #32]\n\t"                                                                       \
+        "ldr r10, [%[b]]\n\t"                                                                           \
+        "ldr r12, [%[b], #16]\n\t"                                                                      \
         "ldr r0, [%[b], #12]\n\t"                                                                       \
         "dls lr, r0\n"                                                                                   \
-        "1:\n\t"                                                                                        \
-        "ldr r1, [sp]\n\t"                                                                              \
-        "ldr r0, [r1, #16]\n\t"                                                                         \
-        "ldr r1, [r1]\n\t" QDP_TREC("r1", loadw)                                                         \
-        "add r9, r9, r0\n\t"                                                                            \
-        "ldr r0, [sp]\n\t"                                                                              \
-        "str r1, [r0]\n\t"                                                                              \
-        pass QDP_REQ QDP_CLAMP QDP_STORE "le lr, 1b\n\t"                                                 \
-        "pop {%[b]}"                                                                                    \
+        "1:\n\t" QDP_TREC("r10", loadw)                                                                  \
+        "add r9, r9, r12\n\t"                                                                           \
+        pass QDP_REQ QDP_CLAMPT QDP_STORE "le lr, 1b\n\t"                                                \
+        "add sp, sp, #8"                                                                                \
         : [b] "+r"(b)                                                                                   \
         :                                                                                               \
         : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", \
@@ -248,7 +254,6 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
           "cc");                                                                                        \
   }
 #define QDP_ST9S "add r0, r0, r7\n\tstr r0, [r10, #-4]\n\t"
-#define QDP_ST9C "add r0, r0, r7\n\tldr r3, [sp]\n\tldr r3, [r3]\n\tstr r0, [r3, #-4]\n\t"
 #define QDP_W2(p) "vldrw.u32 q0, [" p "], #16\n\tvldrw.u32 q1, [" p "], #16\n\t"
 #define QDP_W4(p) QDP_W2(p) "vldrw.u32 q2, [" p "], #16\n\tvldrw.u32 q3, [" p "], #16\n\t"
 QDP_RUNS(qdp_33s, QDP_P33, QDP_W4("r10"), 1)
@@ -260,9 +265,9 @@ QDP_RUNC(qdp_51c, QDP_P51, QDP_W4("r1"), 0)
 QDP_RUNS(qdp_52s, QDP_P52, QDP_W2("r10"), 0)
 QDP_RUNC(qdp_52c, QDP_P52, QDP_W2("r1"), 0)
 QDP_RUNTS(qdp_t31s, QDP_T31(QDP_ST9S, QDP_TLDS, , , "r11"), QDP_W4("r10"))
-QDP_RUNTC(qdp_t31c, QDP_T31(QDP_ST9C, QDP_TLDC, "adds r3, r1, #4\n\t", "adds r3, r1, #20\n\t", "r3"), QDP_W4("r1"))
+QDP_RUNTC(qdp_t31c, QDP_T31(QDP_ST9S, QDP_TLDC, "adds r3, r1, #4\n\t", "adds r3, r1, #20\n\t", "r3"), QDP_W4("r10"))
 QDP_RUNTS(qdp_t32s, QDP_T32(QDP_ST9S, QDP_TLDS, , , "r11"), QDP_W2("r10"))
-QDP_RUNTC(qdp_t32c, QDP_T32(QDP_ST9C, QDP_TLDC, "adds r3, r1, #56\n\t", "adds r3, r1, #112\n\t", "r3"), QDP_W2("r1"))
+QDP_RUNTC(qdp_t32c, QDP_T32(QDP_ST9S, QDP_TLDC, "adds r3, r1, #56\n\t", "adds r3, r1, #112\n\t", "r3"), QDP_W2("r10"))
 #undef QDP_TLDS
 #undef QDP_TLDC
 #undef QDP_RUNTS
@@ -272,7 +277,7 @@ QDP_RUNTC(qdp_t32c, QDP_T32(QDP_ST9C, QDP_TLDC, "adds r3, r1, #56\n\t", "adds r3
 #undef QDP_T32
 #undef QDP_M2
 #undef QDP_ST9S
-#undef QDP_ST9C
+#undef QDP_CLAMPT
 #undef QDP_TAIL
 #undef QDP_LS
 #undef QDP_LS_0
