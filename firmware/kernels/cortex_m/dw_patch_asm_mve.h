@@ -222,22 +222,25 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
           "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
           "cc");                                                                                        \
   }
-/* with a clamp: 127 - amax in r11, k2 and amin on the stack (the record pointer stays in r10) */
+/* with a clamp: its three byte constants in r11's bytes 0-2 (127 - amax, k2, amin; the by-scalar byte ops read the
+ * scalar's low byte), the record pointer stays in r10 */
 #define QDP_CLAMPT                                                                                      \
   "vqadd.s16 q7, q7, r8\n\t"                                                                            \
   "vqmovunb.s16 q7, q7\n\t"                                                                             \
   "vqadd.u8 q7, q7, r11\n\t"                                                                            \
-  "ldr r3, [sp]\n\t"                                                                                    \
+  "lsrs r3, r11, #8\n\t"                                                                                \
   "vqsub.u8 q7, q7, r3\n\t"                                                                             \
-  "ldr r3, [sp, #4]\n\t"                                                                                \
+  "lsrs r3, r11, #16\n\t"                                                                               \
   "vadd.i8 q7, q7, r3\n\t"
 #define QDP_RUNTC(name, pass, loadw)                                                                    \
   __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
     register qdp_blk *b __asm__("r0") = blk;                                                            \
     __asm__ volatile(                                                                                   \
-        "ldr r11, [%[b], #20]\n\t"                                                                      \
-        "ldrd r1, r3, [%[b], #24]\n\t"                                                                  \
-        "push {r1, r3}\n\t"                                                                             \
+        "ldrb r11, [%[b], #20]\n\t"                                                                     \
+        "ldrb r1, [%[b], #24]\n\t"                                                                      \
+        "orr r11, r11, r1, lsl #8\n\t"                                                                  \
+        "ldrb r1, [%[b], #28]\n\t"                                                                      \
+        "orr r11, r11, r1, lsl #16\n\t"                                                                 \
         "ldr r8, [%[b], #32]\n\t"                                                                       \
         "ldr r10, [%[b]]\n\t"                                                                           \
         "ldr r12, [%[b], #16]\n\t"                                                                      \
@@ -245,8 +248,7 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
         "dls lr, r0\n"                                                                                   \
         "1:\n\t" QDP_TREC("r10", loadw)                                                                  \
         "add r9, r9, r12\n\t"                                                                           \
-        pass QDP_REQ QDP_CLAMPT QDP_STORE "le lr, 1b\n\t"                                                \
-        "add sp, sp, #8"                                                                                \
+        pass QDP_REQ QDP_CLAMPT QDP_STORE "le lr, 1b"                                                   \
         : [b] "+r"(b)                                                                                   \
         :                                                                                               \
         : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", \
