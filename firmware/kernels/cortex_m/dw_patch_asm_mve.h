@@ -180,21 +180,82 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "vmladav.s8 r0, q5, " a "\n\t"                                                                        \
   "vmladav.s8 r2, q5, " b "\n\t"                                                                        \
   "vmov " X "[" h2 "], " X "[" h "], r0, r2\n\t"
-#define QDP_T31(st9)                                                                                    \
-  "ldr r1, [r4], #4\n\t" QDP_G("r1") QDP_M2("q0", "q1", "q6", "0", "2") QDP_M2("q2", "q3", "q6", "1", "3")     \
-  "adds r3, r1, #4\n\t" QDP_G("r3") QDP_M2("q1", "q3", "q7", "0", "2")                                    \
-  "adds r3, r1, #20\n\t" QDP_G("r3") QDP_M2("q2", "q3", "q7", "1", "3")                                   \
+/* the table's first 3 words: the patches at plane + 0, 4, 20 (stride 1) or + 0, 56, 112 (stride 2); without a clamp
+ * (r11 free) all three by one ldm (R = r11), with one the first (the others by adds into R = r3, used at once) */
+#define QDP_T31(st9, ldp, p2, p3, R)                                                                       \
+  ldp QDP_G("r1") QDP_M2("q0", "q1", "q6", "0", "2") QDP_M2("q2", "q3", "q6", "1", "3")                   \
+  p2 QDP_G("r3") QDP_M2("q1", "q3", "q7", "0", "2")                                                      \
+  p3 QDP_G(R) QDP_M2("q2", "q3", "q7", "1", "3")                                                     \
   "adds r3, r1, #24\n\t" QDP_G("r3") "vmladav.s8 r0, q5, q3\n\t" st9
-#define QDP_T32(st9)                                                                                    \
-  "ldr r1, [r4], #4\n\t" QDP_G("r1") QDP_M2("q0", "q1", "q6", "0", "2")                                   \
-  "adds r3, r1, #56\n\t" QDP_G("r3") QDP_M2("q0", "q1", "q6", "1", "3")                                   \
-  "adds r3, r1, #112\n\t" QDP_G("r3") QDP_M2("q0", "q1", "q7", "0", "2")                                  \
+#define QDP_T32(st9, ldp, p2, p3, R)                                                                       \
+  ldp QDP_G("r1") QDP_M2("q0", "q1", "q6", "0", "2")                                                      \
+  p2 QDP_G("r3") QDP_M2("q0", "q1", "q6", "1", "3")                                                      \
+  p3 QDP_G(R) QDP_M2("q0", "q1", "q7", "0", "2")                                                     \
   "adds r3, r1, #8\n\t" QDP_G("r3") "vmladav.s8 r0, q5, q1\n\t"                                          \
   "adds r3, r1, #64\n\t" QDP_G("r3") "vmladav.s8 r2, q5, q1\n\t"                                         \
   "vmov q7[3], q7[1], r0, r2\n\t"                                                                       \
   "adds r3, r1, #120\n\t" QDP_G("r3") "vmladav.s8 r0, q5, q1\n\t" st9
+#define QDP_TLDS "ldm r4!, {r1, r3, r11}\n\t"
+#define QDP_TLDC "ldr r1, [r4], #12\n\t"
+/* tiny mode's channel loop: one pass a channel, so no pass loop; the channel count in lr (dls / le); its record
+ * read without the passes word */
+#define QDP_TREC(p, loadw)                                                                              \
+  loadw                                                                                                 \
+  "vldrw.u32 q4, [" p "], #16\n\t"                                                                      \
+  "ldm " p "!, {r4, r5, r6, r7, r9}\n\t"                                                                \
+  "add " p ", " p ", #12\n\t"
+#define QDP_RUNTS(name, pass, loadw)                                                                    \
+  __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
+    register qdp_blk *b __asm__("r0") = blk;                                                            \
+    __asm__ volatile(                                                                                   \
+        "ldr r8, [%[b], #32]\n\t"                                                                       \
+        "ldr r10, [%[b]]\n\t"                                                                           \
+        "ldr r11, [%[b], #12]\n\t"                                                                      \
+        "ldr r12, [%[b], #16]\n\t"                                                                      \
+        "dls lr, r11\n"                                                                                  \
+        "1:\n\t" QDP_TREC("r10", loadw)                                                                  \
+        "add r9, r9, r12\n\t"                                                                           \
+        pass QDP_REQ QDP_SAT QDP_STORE "le lr, 1b\n\t"                                                   \
+        : [b] "+r"(b)                                                                                   \
+        :                                                                                               \
+        : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", \
+          "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
+          "cc");                                                                                        \
+  }
+/* with a clamp: its three byte constants in r11's bytes 0-2 (127 - amax, k2, amin; the by-scalar byte ops read the
+ * scalar's low byte), the record pointer stays in r10 */
+#define QDP_CLAMPT                                                                                      \
+  "vqadd.s16 q7, q7, r8\n\t"                                                                            \
+  "vqmovunb.s16 q7, q7\n\t"                                                                             \
+  "vqadd.u8 q7, q7, r11\n\t"                                                                            \
+  "lsrs r3, r11, #8\n\t"                                                                                \
+  "vqsub.u8 q7, q7, r3\n\t"                                                                             \
+  "lsrs r3, r11, #16\n\t"                                                                               \
+  "vadd.i8 q7, q7, r3\n\t"
+#define QDP_RUNTC(name, pass, loadw)                                                                    \
+  __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
+    register qdp_blk *b __asm__("r0") = blk;                                                            \
+    __asm__ volatile(                                                                                   \
+        "ldrb r11, [%[b], #20]\n\t"                                                                     \
+        "ldrb r1, [%[b], #24]\n\t"                                                                      \
+        "orr r11, r11, r1, lsl #8\n\t"                                                                  \
+        "ldrb r1, [%[b], #28]\n\t"                                                                      \
+        "orr r11, r11, r1, lsl #16\n\t"                                                                 \
+        "ldr r8, [%[b], #32]\n\t"                                                                       \
+        "ldr r10, [%[b]]\n\t"                                                                           \
+        "ldr r12, [%[b], #16]\n\t"                                                                      \
+        "ldr r0, [%[b], #12]\n\t"                                                                       \
+        "dls lr, r0\n"                                                                                   \
+        "1:\n\t" QDP_TREC("r10", loadw)                                                                  \
+        "add r9, r9, r12\n\t"                                                                           \
+        pass QDP_REQ QDP_CLAMPT QDP_STORE "le lr, 1b"                                                   \
+        : [b] "+r"(b)                                                                                   \
+        :                                                                                               \
+        : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", \
+          "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
+          "cc");                                                                                        \
+  }
 #define QDP_ST9S "add r0, r0, r7\n\tstr r0, [r10, #-4]\n\t"
-#define QDP_ST9C "add r0, r0, r7\n\tldr r3, [sp]\n\tldr r3, [r3]\n\tstr r0, [r3, #-4]\n\t"
 #define QDP_W2(p) "vldrw.u32 q0, [" p "], #16\n\tvldrw.u32 q1, [" p "], #16\n\t"
 #define QDP_W4(p) QDP_W2(p) "vldrw.u32 q2, [" p "], #16\n\tvldrw.u32 q3, [" p "], #16\n\t"
 QDP_RUNS(qdp_33s, QDP_P33, QDP_W4("r10"), 1)
@@ -205,15 +266,20 @@ QDP_RUNS(qdp_51s, QDP_P51, QDP_W4("r10"), 0)
 QDP_RUNC(qdp_51c, QDP_P51, QDP_W4("r1"), 0)
 QDP_RUNS(qdp_52s, QDP_P52, QDP_W2("r10"), 0)
 QDP_RUNC(qdp_52c, QDP_P52, QDP_W2("r1"), 0)
-QDP_RUNS(qdp_t31s, QDP_T31(QDP_ST9S), QDP_W4("r10"), 0)
-QDP_RUNC(qdp_t31c, QDP_T31(QDP_ST9C), QDP_W4("r1"), 0)
-QDP_RUNS(qdp_t32s, QDP_T32(QDP_ST9S), QDP_W2("r10"), 0)
-QDP_RUNC(qdp_t32c, QDP_T32(QDP_ST9C), QDP_W2("r1"), 0)
+QDP_RUNTS(qdp_t31s, QDP_T31(QDP_ST9S, QDP_TLDS, , , "r11"), QDP_W4("r10"))
+QDP_RUNTC(qdp_t31c, QDP_T31(QDP_ST9S, QDP_TLDC, "adds r3, r1, #4\n\t", "adds r3, r1, #20\n\t", "r3"), QDP_W4("r10"))
+QDP_RUNTS(qdp_t32s, QDP_T32(QDP_ST9S, QDP_TLDS, , , "r11"), QDP_W2("r10"))
+QDP_RUNTC(qdp_t32c, QDP_T32(QDP_ST9S, QDP_TLDC, "adds r3, r1, #56\n\t", "adds r3, r1, #112\n\t", "r3"), QDP_W2("r10"))
+#undef QDP_TLDS
+#undef QDP_TLDC
+#undef QDP_RUNTS
+#undef QDP_RUNTC
+#undef QDP_TREC
 #undef QDP_T31
 #undef QDP_T32
 #undef QDP_M2
 #undef QDP_ST9S
-#undef QDP_ST9C
+#undef QDP_CLAMPT
 #undef QDP_TAIL
 #undef QDP_LS
 #undef QDP_LS_0

@@ -173,14 +173,14 @@ static bool qdp_requant_ok(const qconv *c) {
  * offset vectors (w16); G is written once a call. In asm: 6 + 2 nw instructions a channel */
 #if QDP_ASM
 #define QDP_RW(n, o) "vldrb.u8 q6, [r1, q" #n "]\n\tvstrb.8 q6, [r0, #" #o "]\n\t"
-#define QDP_RC(wv)                                                                                      \
+/* the first vector stored last, its post-increment the record size (16 (nw + 3): 112 or 80, within vstrb's 7 bits) */
+#define QDP_RC(wv, rs)                                                                                  \
   "vldrb.u8 q5, [r1, q0]\n\t"                                                                          \
-  "vstrb.8 q5, [r0]\n\t"                                                                               \
   "vaddv.s8 r2, q5\n\t"                                                                                \
   "str r2, [r3], #4\n\t" wv                                                                            \
   "adds r1, r1, #1\n\t"                                                                                \
-  "add r0, r0, r5\n\t"
-#define QDP_RQ(wv) QDP_RC(wv) QDP_RC(wv) QDP_RC(wv) QDP_RC(wv)
+  "vstrb.8 q5, [r0], #" rs "\n\t"
+#define QDP_RQ(wv, rs) QDP_RC(wv, rs) QDP_RC(wv, rs) QDP_RC(wv, rs) QDP_RC(wv, rs)
 #endif
 __attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, const uint8x16_t *v, int32_t *sk,
                                                 int32_t quads, int32_t rsz, int32_t nw) {
@@ -193,7 +193,7 @@ __attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, con
     __asm__ volatile(
         "vldrw.u32 q0, [%[v]]\n\tvldrw.u32 q1, [%[v], #16]\n\tvldrw.u32 q2, [%[v], #32]\n\t"
         "vldrw.u32 q3, [%[v], #48]\n"
-        "1:\n\t" QDP_RQ(QDP_RW(1, 16) QDP_RW(2, 32) QDP_RW(3, 48)) "subs r4, r4, #1\n\tbne 1b"
+        "1:\n\t" QDP_RQ(QDP_RW(1, 16) QDP_RW(2, 32) QDP_RW(3, 48), "112") "subs r4, r4, #1\n\tbne 1b"
         : "+r"(r0), "+r"(r1), "+r"(r3), "+r"(r4)
         : [v] "r"(v), "r"(r5)
         : "r2", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14",
@@ -201,7 +201,7 @@ __attribute__((noinline)) static void qdp_recs3(int8_t *r, const int8_t *wk, con
   else
     __asm__ volatile(
         "vldrw.u32 q0, [%[v]]\n\tvldrw.u32 q1, [%[v], #16]\n"
-        "1:\n\t" QDP_RQ(QDP_RW(1, 16)) "subs r4, r4, #1\n\tbne 1b"
+        "1:\n\t" QDP_RQ(QDP_RW(1, 16), "80") "subs r4, r4, #1\n\tbne 1b"
         : "+r"(r0), "+r"(r1), "+r"(r3), "+r"(r4)
         : [v] "r"(v), "r"(r5)
         : "r2", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14",
@@ -326,12 +326,16 @@ __attribute__((noinline, optimize("O2"))) static bool qdw_patch(const qconv *c, 
   }
   /* 3x3 outputs of a 3x3 kernel: the tiny mode (one pass a channel, patches covering the outputs exactly) */
   const bool tiny = K == 3 && c->y.h == 3 && c->y.w == 3 && g->nbands == 1 && g->nchunks == 1 && g->Wp == (s == 1 ? 5 : 7);
-  if (tiny) {   /* a quad's table: its plane, then the 8 outputs' offsets in the lanes of the pass's store */
+  if (tiny) {   /* a quad's table: its patches' 3 pointers (see QDP_T31), then the 8 outputs' offsets in the lanes
+                  of the pass's store (28 bytes, within g->tab: 48 or 64) */
     static const uint8_t at[2][8] = {{0, 2, 3, 6, 1, 5, 4, 7}, {0, 6, 3, 2, 1, 7, 4, 5}};   /* 3 i + j */
+    const uint32_t d2 = s == 1 ? 4u : 56u, d3 = s == 1 ? 20u : 112u;
     for (int32_t i = 0; i < Q; i++) {
       uint32_t *t = (uint32_t *)(void *)(tab0 + i * qstep);
       t[0] = (uint32_t)(uintptr_t)(plane + i * qstep);
-      uint16_t *o = (uint16_t *)(void *)(t + 1);
+      t[1] = t[0] + d2;
+      t[2] = t[0] + d3;
+      uint16_t *o = (uint16_t *)(void *)(t + 3);
       for (int32_t l = 0; l < 8; l++) {
         const int32_t ij = at[s - 1][l];
         o[l] = (uint16_t)((ij / 3) * c->y.sh + (ij % 3) * c->y.sw);
