@@ -204,18 +204,21 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "vldrw.u32 q4, [" p "], #16\n\t"                                                                      \
   "ldm " p "!, {r4, r5, r6, r7, r9}\n\t"                                                                \
   "add " p ", " p ", #12\n\t"
-#define QDP_RUNTS(name, pass, loadw)                                                                    \
+/* setup: a clamp's constants (or nothing); count: the register the channel count goes to, loaded last (r0 is the
+ * block pointer until then); clamp: the requantised lanes' clamp (or saturation only) */
+#define QDP_RUNT(name, pass, loadw, setup, count, clamp)                                                \
   __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
     register qdp_blk *b __asm__("r0") = blk;                                                            \
     __asm__ volatile(                                                                                   \
+        setup                                                                                           \
         "ldr r8, [%[b], #32]\n\t"                                                                       \
         "ldr r10, [%[b]]\n\t"                                                                           \
-        "ldr r11, [%[b], #12]\n\t"                                                                      \
         "ldr r12, [%[b], #16]\n\t"                                                                      \
-        "dls lr, r11\n"                                                                                  \
+        "ldr " count ", [%[b], #12]\n\t"                                                                \
+        "dls lr, " count "\n"                                                                           \
         "1:\n\t" QDP_TREC("r10", loadw)                                                                  \
         "add r9, r9, r12\n\t"                                                                           \
-        pass QDP_REQ QDP_SAT QDP_STORE "le lr, 1b\n\t"                                                   \
+        pass QDP_REQ clamp QDP_STORE "le lr, 1b\n\t"                                                     \
         : [b] "+r"(b)                                                                                   \
         :                                                                                               \
         : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", \
@@ -223,7 +226,13 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
           "cc");                                                                                        \
   }
 /* with a clamp: its three byte constants in r11's bytes 0-2 (127 - amax, k2, amin; the by-scalar byte ops read the
- * scalar's low byte), the record pointer stays in r10 */
+ * scalar's low byte), the record pointer stays in r10, the channel count in r0 */
+#define QDP_TSETC                                                                                       \
+  "ldrb r11, [%[b], #20]\n\t"                                                                           \
+  "ldrb r1, [%[b], #24]\n\t"                                                                            \
+  "orr r11, r11, r1, lsl #8\n\t"                                                                        \
+  "ldrb r1, [%[b], #28]\n\t"                                                                            \
+  "orr r11, r11, r1, lsl #16\n\t"
 #define QDP_CLAMPT                                                                                      \
   "vqadd.s16 q7, q7, r8\n\t"                                                                            \
   "vqmovunb.s16 q7, q7\n\t"                                                                             \
@@ -232,29 +241,8 @@ _Static_assert(offsetof(qdp_blk, y) == 16 && offsetof(qdp_blk, amin) == 28 && of
   "vqsub.u8 q7, q7, r3\n\t"                                                                             \
   "lsrs r3, r11, #16\n\t"                                                                               \
   "vadd.i8 q7, q7, r3\n\t"
-#define QDP_RUNTC(name, pass, loadw)                                                                    \
-  __attribute__((noinline)) static void name(qdp_blk *blk) {                                            \
-    register qdp_blk *b __asm__("r0") = blk;                                                            \
-    __asm__ volatile(                                                                                   \
-        "ldrb r11, [%[b], #20]\n\t"                                                                     \
-        "ldrb r1, [%[b], #24]\n\t"                                                                      \
-        "orr r11, r11, r1, lsl #8\n\t"                                                                  \
-        "ldrb r1, [%[b], #28]\n\t"                                                                      \
-        "orr r11, r11, r1, lsl #16\n\t"                                                                 \
-        "ldr r8, [%[b], #32]\n\t"                                                                       \
-        "ldr r10, [%[b]]\n\t"                                                                           \
-        "ldr r12, [%[b], #16]\n\t"                                                                      \
-        "ldr r0, [%[b], #12]\n\t"                                                                       \
-        "dls lr, r0\n"                                                                                   \
-        "1:\n\t" QDP_TREC("r10", loadw)                                                                  \
-        "add r9, r9, r12\n\t"                                                                           \
-        pass QDP_REQ QDP_CLAMPT QDP_STORE "le lr, 1b"                                                   \
-        : [b] "+r"(b)                                                                                   \
-        :                                                                                               \
-        : "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", \
-          "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15", "memory", \
-          "cc");                                                                                        \
-  }
+#define QDP_RUNTS(name, pass, loadw) QDP_RUNT(name, pass, loadw, , "r11", QDP_SAT)
+#define QDP_RUNTC(name, pass, loadw) QDP_RUNT(name, pass, loadw, QDP_TSETC, "r0", QDP_CLAMPT)
 #define QDP_ST9S "add r0, r0, r7\n\tstr r0, [r10, #-4]\n\t"
 #define QDP_W2(p) "vldrw.u32 q0, [" p "], #16\n\tvldrw.u32 q1, [" p "], #16\n\t"
 #define QDP_W4(p) QDP_W2(p) "vldrw.u32 q2, [" p "], #16\n\tvldrw.u32 q3, [" p "], #16\n\t"
@@ -274,6 +262,8 @@ QDP_RUNTC(qdp_t32c, QDP_T32(QDP_ST9S, QDP_TLDC, "adds r3, r1, #56\n\t", "adds r3
 #undef QDP_TLDC
 #undef QDP_RUNTS
 #undef QDP_RUNTC
+#undef QDP_RUNT
+#undef QDP_TSETC
 #undef QDP_TREC
 #undef QDP_T31
 #undef QDP_T32
