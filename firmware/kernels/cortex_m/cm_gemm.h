@@ -324,6 +324,28 @@ CM_UNUSED static uint32_t qconv_mve_scratch(const qconv *c) {
   return qc_parts_of(c, &pt) ? pt.total : 0u;
 }
 
+/* np pixels (K bytes each, xstep apart) into the output row at yr, four channels a pass (qc_gemm4): the path
+ * when neither the two-phase tile nor the asm rows take the call */
+CM_UNUSED static void qc_gemm4_all(const qconv *c, int32_t K, const int8_t *xs, ptrdiff_t xstep, int8_t *yr,
+                                   int32_t np, qc_group *g) {
+  const int32_t O = c->y.c;
+  for (int32_t oc = 0; oc < O; oc += 4) {
+    const int32_t live = O - oc < 4 ? O - oc : 4;
+    const int8_t *wr[4];
+    int32_t cs[4], mu[4], sh[4];
+    for (int32_t i = 0; i < 4; i++) {
+      const int32_t o = oc + (i < live ? i : live - 1);
+      wr[i] = c->w + (ptrdiff_t)o * K;
+      /* the kernel sum, wrapping like the 32-bit accumulator */
+      cs[i] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(wr[i], K));
+      mu[i] = c->mult[o];
+      sh[i] = c->shift[o];
+    }
+    g->cst = vld1q_s32(cs); g->vm = vld1q_s32(mu); g->vs = vld1q_s32(sh); g->live = live;
+    qc_gemm4(xs, xstep, yr + oc, c->y.sw, np, wr[0], wr[1], wr[2], wr[3], g);
+  }
+}
+
 /* false: not this path (nothing written) */
 CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
   const int32_t O = c->y.c, C = c->x.c, K = c->KH * c->KW * C;
@@ -393,20 +415,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
         } else if (asm_path) {
           qc_gemm_rows(c, K, xs, xstep, 0, yr, 0, np, 1, ks);
         } else {
-          for (int32_t oc = 0; oc < O; oc += 4) {
-            const int32_t live = O - oc < 4 ? O - oc : 4;
-            const int8_t *wr[4];
-            int32_t cs[4], mu[4], sh[4];
-            for (int32_t i = 0; i < 4; i++) {
-              const int32_t o = oc + (i < live ? i : live - 1);
-              wr[i] = c->w + (ptrdiff_t)o * K;
-              cs[i] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(wr[i], K));
-              mu[i] = c->mult[o];
-              sh[i] = c->shift[o];
-            }
-            g.cst = vld1q_s32(cs); g.vm = vld1q_s32(mu); g.vs = vld1q_s32(sh); g.live = live;
-            qc_gemm4(xs, xstep, yr + oc, c->y.sw, np, wr[0], wr[1], wr[2], wr[3], &g);
-          }
+          qc_gemm4_all(c, K, xs, xstep, yr, np, &g);
         }
       }
       continue;
@@ -460,21 +469,7 @@ CM_UNUSED static bool qconv_mve(const qconv *c, const int8_t *x, int8_t *y) {
           qc_gemm_rows(c, K, xs, xstep, 0, yr, 0, np, 1, ks);
           continue;
         }
-        for (int32_t oc = 0; oc < O; oc += 4) {
-          const int32_t live = O - oc < 4 ? O - oc : 4;
-          const int8_t *wr[4];
-          int32_t cs[4], mu[4], sh[4];
-          for (int32_t i = 0; i < 4; i++) {
-            const int32_t o = oc + (i < live ? i : live - 1);
-            wr[i] = c->w + (ptrdiff_t)o * K;
-            /* the kernel sum, wrapping like the 32-bit accumulator */
-            cs[i] = (int32_t)((c->bias ? (uint32_t)c->bias[o] : 0u) + (uint32_t)c->in_off * (uint32_t)sum_s8(wr[i], K));
-            mu[i] = c->mult[o];
-            sh[i] = c->shift[o];
-          }
-          g.cst = vld1q_s32(cs); g.vm = vld1q_s32(mu); g.vs = vld1q_s32(sh); g.live = live;
-          qc_gemm4(xs, xstep, yr + oc, c->y.sw, np, wr[0], wr[1], wr[2], wr[3], &g);
-        }
+        qc_gemm4_all(c, K, xs, xstep, yr, np, &g);
       }
   }
   return true;
